@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib
 import sys
 import time
 from pathlib import Path
@@ -85,6 +86,10 @@ def prepare_run(args: argparse.Namespace, runner: str) -> tuple[Sequence[GoatEpi
 
 
 def run_bench(args: argparse.Namespace) -> int:
+    if args.suite != "goat":
+        # Each non-GOAT family lives in goat_nav/suites/<suite>.py with ``run_suite(args) -> int``.
+        suite = importlib.import_module(f"goat_nav.suites.{args.suite}")
+        return int(suite.run_suite(args))
     started = time.monotonic()
     episodes, run_config, meta = prepare_run(args, "in_process")
     records: list[SubtaskRecord] = []

@@ -1,6 +1,8 @@
 """`goat-nav`: the command line of goat_nav.
 
     goat-nav bench --episodes 20 --seed 1000 --out results.json --report report.html
+    goat-nav bench --suite langmap --episodes 10      (also: findingdory, pasture)
+    goat-nav report results.json --out report.html
     goat-nav generate --episodes 10 --seed 7 --out episodes.json.gz
     goat-nav launch sim                     (ROS 2: the simulator bridge and the agent's nodes)
 """
@@ -14,6 +16,8 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from goat_core.errors import GoatError
+
+SUITES = ("goat", "langmap", "findingdory", "pasture")
 
 
 def _positive_int(text: str) -> int:
@@ -36,7 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="run a benchmark in process on the embedded simulator and score it")
     _add_generation_args(bench)
-    bench.add_argument("--suite", choices=("goat",), default="goat", help="task family (default goat)")
+    bench.add_argument("--suite", choices=SUITES, default="goat",
+                       help="task family: goat (GOAT-Bench), langmap (LangMap/HieraNav levels), findingdory "
+                            "(memory of a past experience), pasture (CoW's PASTURE); default goat")
     bench.add_argument("--episodes-file", type=Path, default=None,
                        help="replay episodes from a GOAT-Bench style .json/.json.gz instead of generating them")
     bench.add_argument("--no-memory", action="store_true",
@@ -52,6 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--quiet", action="store_true", help="no progress bar")
     bench.add_argument("--verbose", action="store_true",
                        help="print one line per subtask: the goal, what the agent chose, how it ended")
+    bench.add_argument("--record", type=Path, default=None, metavar="RUN.mcap",
+                       help="write the run (images, poses, goals, actions) as a rosbag2 MCAP file")
     bench.add_argument("--ros", action="store_true",
                        help="replay the episodes through the ROS 2 graph (needs scripts/setup_ros.sh)")
 
@@ -66,6 +74,10 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("sim", type=Path, help="results JSON of the simulator run")
     compare.add_argument("real", type=Path, help="results JSON of the robot run (operator-confirmed success)")
     compare.add_argument("--out-dir", type=Path, default=None, help="write SR/SPL plots (SVG and PNG) here")
+
+    report = sub.add_parser("report", help="write the HTML report of a results JSON written by goat-nav bench")
+    report.add_argument("results", type=Path, help="results JSON (goat-nav bench --out)")
+    report.add_argument("--out", type=Path, default=None, help="HTML file to write (default: next to the results)")
 
     gen = sub.add_parser("generate", help="generate procedural GOAT episodes and save them as GOAT-Bench JSON")
     _add_generation_args(gen)
@@ -88,6 +100,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             from goat_nav.bench_cmd import run_bench
 
             return run_bench(args)
+        if args.command == "report":
+            from goat_nav.report import run_report
+
+            return run_report(args)
         if args.command == "compare":
             from goat_nav.compare import run_compare
 

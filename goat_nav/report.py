@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import base64
 import html
 import json
@@ -11,7 +12,7 @@ from typing import Any, Mapping, Sequence
 import cv2
 import numpy as np
 
-from goat_core.bench.results import GroupStats, SubtaskRecord, Summary
+from goat_core.bench.results import GroupStats, SubtaskRecord, Summary, read_results_json, summarise
 from goat_nav.runner import Trajectory
 
 _MODALITY_COLOURS_BGR = {"object": (200, 120, 30), "description": (40, 160, 40), "image": (40, 40, 200)}
@@ -127,3 +128,12 @@ description, red image goals.</p></body></html>
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(doc, encoding="utf-8")
     tmp.replace(path)
+
+
+def run_report(args: argparse.Namespace) -> int:
+    """``goat-nav report results.json``: the report of a finished (or interrupted) run, from its results JSON."""
+    results = read_results_json(args.results)
+    out = args.out if args.out is not None else Path(args.results).with_suffix(".html")
+    write_html_report(out, results.records, summarise(results.records), results.meta, [])
+    print(f"report: {out}")
+    return 0
