@@ -7,6 +7,8 @@ File layout::
      "subtasks": [record, ...],
      "meta": {...}}
 
+A record carries ``"level"`` only when it has one (LangMap goals); files without it read as before.
+
 Every write replaces the whole file atomically (temporary file + rename), so a crash mid-benchmark leaves the
 last complete file; :func:`append_results_json` is the per-episode write the bench uses.
 """
@@ -21,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
-from goat_core.bench.metrics import group_by, mean_over
+from goat_core.bench.metrics import InvalidMetricInputError, group_by, mean_over
 from goat_core.errors import GoatError, InvalidGoalError
 from goat_core.types import DiscreteAction, GoalModality
 
@@ -101,6 +103,18 @@ def _actions(values: Iterable[Any]) -> tuple[DiscreteAction, ...]:
         raise InvalidResultError(f"actions must be DiscreteAction values: {exc}") from None
 
 
+def _level(value: Any) -> str:
+    """The canonical LangMap level name ("object" is LangMap's file name of the scene level)."""
+    from goat_core.bench.suite_metrics import parse_level  # here: suite_metrics imports this module
+
+    if not isinstance(value, str):
+        raise InvalidResultError(f"level must be a LangMap level name or None, got {value!r}")
+    try:
+        return parse_level(value)
+    except InvalidMetricInputError as exc:
+        raise InvalidResultError(str(exc)) from None
+
+
 @dataclass(frozen=True)
 class SubtaskRecord:
     """The outcome of one subtask of one episode."""
@@ -118,6 +132,7 @@ class SubtaskRecord:
     error: Optional[str] = None  # what went wrong, for stop_reason "error"
     actions: Optional[tuple[DiscreteAction, ...]] = None  # the actions taken, when recorded
     scene_id: Optional[str] = None  # episode ids repeat across GOAT-Bench scenes; this disambiguates
+    level: Optional[str] = None  # LangMap goal level (scene | room | region | instance); None outside LangMap
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "modality", _modality(self.modality))
@@ -133,8 +148,11 @@ class SubtaskRecord:
             raise InvalidResultError(f"error must be a message string or None, got {self.error!r}")
         if self.actions is not None:
             object.__setattr__(self, "actions", _actions(self.actions))
+        if self.level is not None:
+            object.__setattr__(self, "level", _level(self.level))
 
     def to_json(self) -> dict[str, Any]:
+        extra = {} if self.level is None else {"level": self.level}  # absent, not null: older files stay as they were
         return {
             "episode_id": self.episode_id,
             "scene_id": self.scene_id,
@@ -149,6 +167,7 @@ class SubtaskRecord:
             "distance_to_goal_m": self.distance_to_goal_m,
             "error": self.error,
             "actions": None if self.actions is None else [a.name for a in self.actions],
+            **extra,
         }
 
     @classmethod
@@ -171,7 +190,7 @@ class SubtaskRecord:
                     f"actions must name DiscreteAction members {[a.name for a in DiscreteAction]}, got "
                     f"{raw_actions!r}"
                 ) from None
-        return cls(actions=actions, error=obj.get("error"), scene_id=obj.get("scene_id"),
+        return cls(actions=actions, error=obj.get("error"), scene_id=obj.get("scene_id"), level=obj.get("level"),
                    **{k: obj[k] for k in required})
 
 
