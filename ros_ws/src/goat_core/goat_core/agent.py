@@ -34,8 +34,9 @@ from goat_core.control.policy import free_heading, heading_error_rad, tilt_actio
 from goat_core.errors import InvalidGoalError
 from goat_core.geometry import episode_to_pixels, wrap_angle_rad
 from goat_core.mapping.instance_memory import InstanceMemory, InstanceMemoryConfig, nearest_distance_2d_m
+from goat_core.mapping.keyframes import KeyframeConfig, KeyframeMemory
 from goat_core.mapping.occupancy import OccupancyConfig, OccupancyGrid
-from goat_core.matching.base import NO_MATCH, GoalMatcher, MatchResult
+from goat_core.matching.base import NO_MATCH, GoalMatcher, KeyframeObserver, MatchResult
 from goat_core.perception.base import PerceptionBackend
 from goat_core.types import ActionSizes, DiscreteAction, Goal, GoalModality, Instance, Observation, Pose2D
 
@@ -62,6 +63,7 @@ class AgentConfig:
 
     occupancy: OccupancyConfig = field(default_factory=OccupancyConfig)
     memory: InstanceMemoryConfig = field(default_factory=InstanceMemoryConfig)
+    keyframes: KeyframeConfig = field(default_factory=KeyframeConfig)
     planner: PlannerConfig = field(default_factory=PlannerConfig)
     frontier: FrontierConfig = field(default_factory=FrontierConfig)
     actions: ActionSizes = field(default_factory=ActionSizes)
@@ -148,6 +150,9 @@ class Agent:
         self._matcher = matcher
         self._grid = OccupancyGrid(config.occupancy)
         self._memory = InstanceMemory(config.memory)
+        self._keyframes = KeyframeMemory(config.keyframes)
+        if isinstance(matcher, KeyframeObserver):
+            matcher.observe_keyframes(self._keyframes.keyframes)
         self._explorer = FrontierExplorer(config.frontier)
         self._has_goal = False
         self._scan_left = 0
@@ -166,6 +171,7 @@ class Agent:
         self._inspected: set[int] = set()  # instances looked at closely for the current image goal
         self._collisions_forgiven = False  # collision marks were cleared once this subtask
         self._category_goal = False  # any instance the matcher accepts will do, so the nearest is best
+        self._settle_first = False  # the next decision first lets the matcher finish comparing memory
         self._debug = DebugState("stop", None, _NO_PATH, None)
         self.reset_episode()
 
@@ -177,6 +183,10 @@ class Agent:
     @property
     def memory(self) -> InstanceMemory:
         return self._memory
+
+    @property
+    def keyframes(self) -> KeyframeMemory:
+        return self._keyframes
 
     def debug_state(self) -> DebugState:
         return self._debug
@@ -198,6 +208,7 @@ class Agent:
         self._category_goal = goal.modality is GoalModality.CATEGORY
         self._goal_rgb = _centre_colour(goal.image) if goal.image is not None else None
         self._inspected = set()
+        self._settle_first = True
         self._collisions_forgiven = False
         self._explorer.current = None
         self._set_aside.clear()
@@ -210,6 +221,7 @@ class Agent:
         """Drop the map and every instance; matcher caches keyed on instance ids must go with them."""
         self._grid.reset()
         self._memory.clear()
+        self._keyframes.clear()
         self._explorer.reset()
         self._matcher.reset()
 
@@ -262,6 +274,7 @@ class Agent:
         self._grid.mark_disk_explored(pose.x_m, pose.y_m, cfg.robot_radius_m)
         detections = self._perception.detect(obs)
         self._seen_now = set(self._memory.update(detections, obs, self._perception.persistent_keys))
+        self._keyframes.offer(obs, self._memory.last_labelled)
 
     def _stuck(self) -> bool:
         """Too many blocked moves in a row, two circles of turns in place, or the last moves went nowhere."""
@@ -285,7 +298,14 @@ class Agent:
         if self._scan_left > 0:
             self._scan_left -= 1
             return self._emit(DiscreteAction.TURN_LEFT, "scan")
-        match, inst = self._match()
+        if self._settle_first:
+            # The first decision of a subtask waits for the matcher to compare everything already remembered with
+            # the new goal (image goals spread that over steps): moving before it has would walk away from a goal
+            # that memory already holds. It costs compute once per subtask, no actions.
+            self._settle_first = False
+            match, inst = self._settle_match()
+        else:
+            match, inst = self._match()
         if self._category_goal and match.confident:
             match, inst = self._prefer_within_reach(obs.pose, match, inst)
         include = inst.points_xyz_m[:, :2] if inst is not None else None

@@ -64,8 +64,11 @@ class InstanceMemory:
         self._key_to_id: dict[int, int] = {}
         self._colour_weight: dict[int, int] = {}  # pixels averaged into mean_rgb so far
         self._next_id = 0
+        # The masks of the last update() placed in memory, with their memory ids (keyframes label pixels by it).
+        self.last_labelled: list[tuple[np.ndarray, int]] = []
 
     def clear(self) -> None:
+        self.last_labelled = []
         self.instances.clear()
         self._key_to_id.clear()
         self._colour_weight.clear()
@@ -75,6 +78,7 @@ class InstanceMemory:
                persistent_keys: bool = True) -> list[int]:
         """Fold one frame's detections into memory; returns the memory ids touched, in detection order."""
         touched: list[int] = []
+        labelled: list[tuple[np.ndarray, int]] = []
         for det in detections:
             if det.mask.shape != obs.depth_m.shape:
                 raise InvalidObservationError(
@@ -96,6 +100,8 @@ class InstanceMemory:
             self._update_colour(inst, obs.rgb[pts.rows, pts.cols])
             self._offer_view(inst, det, obs)
             touched.append(mem_id)
+            labelled.append((det.mask, mem_id))
+        self.last_labelled = labelled
         return touched
 
     # ------------------------------------------------------------------------------------------ internals

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence, Union
 
 from goat_core.errors import GoatError
+from goat_core.mapping.keyframes import Keyframe
 from goat_core.matching.base import MatchResult
 from goat_core.matching.category import CategoryMatcher, CategoryMatcherConfig, ScoredInstance
 from goat_core.matching.description import DescriptionMatcher, DescriptionMatcherConfig
@@ -42,6 +43,10 @@ class ModalityMatcher:
             matcher = self.image
         matcher.set_goal(goal, vocabulary)
         self._active = matcher
+
+    def observe_keyframes(self, keyframes: Sequence[Keyframe]) -> None:
+        """Whole remembered frames for image goals (see goat_core.mapping.keyframes)."""
+        self.image.observe_keyframes(keyframes)
 
     def reset(self) -> None:
         """Forget per-instance caches; call when the instance memory is cleared (a new episode)."""
