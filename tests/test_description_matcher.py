@@ -237,6 +237,19 @@ def test_room_separates_candidates_but_does_not_veto_the_only_one(matcher: Descr
     assert matcher.match(instances).instance_id == 30
 
 
+def test_a_room_that_is_the_only_constraint_must_agree(matcher: DescriptionMatcher) -> None:
+    instances = {i: inst for i, inst in _kitchen_and_bedroom().items() if i not in (10, 11, 12)}
+    instances[30] = box(30, "tv", (9.5, 1.2, 0.9), (0.3, 0.1, 0.2), "white")  # by the bed
+    matcher.set_goal(goal("the tv in the kitchen"), VOCABULARY)
+    only = matcher.match(instances)
+    assert only.instance_id == 30 and not only.confident  # a tv, but in the bedroom: keep looking
+    instances[31] = box(31, "tv", (0.6, 1.5, 1.0), (0.3, 0.1, 0.2), "white")  # by the stove
+    found = matcher.match(instances)
+    assert found.instance_id == 31 and found.confident
+    matcher.set_goal(goal("the tv in the bedroom"), VOCABULARY)
+    assert matcher.match(instances).instance_id == 30
+
+
 def test_no_instance_of_the_target(matcher: DescriptionMatcher) -> None:
     matcher.set_goal(goal("the toilet in the bathroom"), VOCABULARY)
     result = matcher.match(_kitchen_and_bedroom())

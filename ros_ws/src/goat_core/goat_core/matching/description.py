@@ -302,6 +302,9 @@ class DescriptionMatcherConfig:
     colour_weight: float = 1.0
     relation_weight: float = 1.0
     room_weight: float = 0.5  # rooms are inferred from neighbours: weaker evidence than colour or geometry
+    # A description whose only constraint is a room ("the tv in the kitchen", LangMap's room level): the inferred
+    # room must agree at least this much before the agent stops exploring for a better fitting instance.
+    room_only_min_agreement: float = 0.4
     unknown_colour_agreement: float = 0.5  # colour of an instance with no pixels stored yet
     colour: ColourConfig = field(default_factory=ColourConfig)
     room: RoomConfig = field(default_factory=RoomConfig)
@@ -422,9 +425,13 @@ class DescriptionMatcher:
                                 self._relation_agreement(tid, parsed.relation, parsed.anchor, anchors,
                                                          feats, instances)))
             terms = list(certain)
+            sure = _weighted_mean(certain)
             if parsed.room is not None:
-                terms.append((cfg.room_weight, self.rooms.agreement(rooms[tid], parsed.room)))
-            scored.append((tid, _weighted_mean(terms), _weighted_mean(certain)))
+                room_agreement = self.rooms.agreement(rooms[tid], parsed.room)
+                terms.append((cfg.room_weight, room_agreement))
+                if not certain:  # the room is all the text says: it has to agree for the match to be sure
+                    sure = 1.0 if room_agreement >= cfg.room_only_min_agreement else 0.0
+            scored.append((tid, _weighted_mean(terms), sure))
         scored.sort(key=lambda s: (-s[1], s[0]))
         return scored
 
