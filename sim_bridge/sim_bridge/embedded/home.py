@@ -21,7 +21,15 @@ import numpy as np
 
 from goat_core.errors import SceneGenerationError
 from goat_core.vocabulary import ROOM_TYPES
-from sim_bridge.embedded.catalogue import CATALOGUE, Axis, CategorySpec, Shape
+from sim_bridge.embedded.catalogue import (
+    CATALOGUE,
+    HIDING_PLACES,
+    UNCOMMON_CATALOGUE,
+    Axis,
+    CategorySpec,
+    HidingPlace,
+    Shape,
+)
 
 STRETCH_BASE_RADIUS_M = 0.17  # Hello Robot Stretch base radius, as in the GOAT-Bench agent
 
@@ -38,6 +46,11 @@ PLACEMENT_ATTEMPTS = 60  # poses tried per piece of furniture
 ROOM_ATTEMPTS = 8  # times a room is refurnished from scratch before giving up
 CORNER_PROBABILITY = 0.3  # share of wall furniture pushed into a corner instead of keeping the gap
 CORE_ROOM_TYPES = ("living room", "kitchen", "bedroom")  # every home has these before any other type
+# Random streams of the optional PASTURE additions, separate from the main one so that a home with them is the
+# default home of the same seed plus the added objects (numbered after the others).
+HIDDEN_STREAM = 1
+UNCOMMON_STREAM = 2
+HIDDEN_PER_PLACE = 2  # hidden objects one hiding place holds at most
 
 
 @dataclass(frozen=True)
@@ -55,6 +68,14 @@ class HomeConfig:
     furniture_gap_m: float = 0.5  # free space between furniture pieces, and to walls they do not touch
     door_clearance_m: float = 1.0  # depth of the clear corridor kept in front of each door, both sides
     extra_doors: int = 1  # doors beyond the spanning tree (loops in the room graph), as many as fit
+    # PASTURE additions (0 = none, the default homes). Hidden objects: small objects put in a hiding place of
+    # the furniture (catalogue.HIDING_PLACES: inside a bookshelf, under a desk...), up to HIDDEN_PER_PLACE per
+    # piece, as many as fit; they alternate between a category the home has nowhere else and one it also has
+    # in sight.
+    hidden_objects: int = 0
+    # Uncommon objects: one of each of that many distinct catalogue.UNCOMMON_CATALOGUE categories, on
+    # receptacle tops, as many as fit.
+    uncommon_objects: int = 0
 
     def __post_init__(self) -> None:
         _check_positive("robot_radius_m", self.robot_radius_m, above=0.0)
@@ -69,6 +90,8 @@ class HomeConfig:
         _check_count_pair("furniture_per_room", self.furniture_per_room)
         _check_count_pair("small_objects_per_receptacle", self.small_objects_per_receptacle)
         _check_int_range("extra_doors", self.extra_doors, 0, 64)
+        _check_int_range("hidden_objects", self.hidden_objects, 0, 32)
+        _check_int_range("uncommon_objects", self.uncommon_objects, 0, len(UNCOMMON_CATALOGUE))
 
 
 def _check_int_range(name: str, value: object, lo: int, hi: int) -> None:
@@ -195,6 +218,18 @@ class Home:
                 return obj
         raise SceneGenerationError(f"home {self.seed} has no object {object_id!r}")
 
+    def hidden_relation(self, obj: ObjectSpec) -> Optional[str]:
+        """"inside" or "under" for an object in a hiding place of its receptacle (HomeConfig.hidden_objects).
+
+        None for everything else: objects on the floor or on top of a receptacle.
+        """
+        if obj.receptacle_id is None:
+            return None
+        holder = self.object(obj.receptacle_id)
+        place = HIDING_PLACES.get(holder.category)
+        below_top = obj.bbox_min_m[2] < holder.bbox_max_m[2] - 1e-6
+        return place.relation if place is not None and below_top else None
+
 
 class _Rect(NamedTuple):
     x0: float
@@ -224,6 +259,14 @@ class _Placed:
     scale: float  # position in the category's size range, 0 = smallest
 
 
+class _Furniture(NamedTuple):
+    """A numbered piece of furniture with what placing it knew (for the optional PASTURE additions)."""
+
+    room: Room
+    placed: _Placed
+    spec: ObjectSpec
+
+
 class _Plan(NamedTuple):
     cells: list[tuple[int, int]]  # (row, col) of each room
     xs: np.ndarray  # (cols + 1,) grid line x
@@ -240,15 +283,21 @@ def generate_home(seed: int, config: HomeConfig = HomeConfig()) -> Home:
     doors = _doors(rng, plan, config)
     walls = _walls(plan, doors, config)
     objects: list[ObjectSpec] = []
+    pieces: list[_Furniture] = []
     for room in rooms:
         keepouts = _door_corridors(room, doors, config)
         furniture = _furnish_room(rng, room, keepouts, config)
         for piece in furniture:
             receptacle = _number(rng, piece, room, None, len(objects) + 1)
             objects.append(receptacle)
+            pieces.append(_Furniture(room, piece, receptacle))
             if piece.spec.is_receptacle:
                 for small in _dress_receptacle(rng, piece, room, config):
                     objects.append(_number(rng, small, room, receptacle.object_id, len(objects) + 1))
+    if config.hidden_objects:
+        _hide_objects(np.random.default_rng([seed, HIDDEN_STREAM]), pieces, objects, config.hidden_objects)
+    if config.uncommon_objects:
+        _add_uncommon(np.random.default_rng([seed, UNCOMMON_STREAM]), pieces, objects, config.uncommon_objects)
     return Home(seed=seed, config=config, rooms=tuple(rooms), doors=tuple(doors), walls=tuple(walls),
                 objects=tuple(objects))
 
@@ -500,6 +549,87 @@ def _dress_receptacle(rng: np.random.Generator, receptacle: _Placed, room: Room,
         if all(rect.gap_to(p.footprint) >= m for p in placed):
             placed.append(_Placed(spec, rect, receptacle.z0_m + receptacle.size_m[2], size, quarter, scale))
     return placed
+
+
+# ---------------------------------------------------------------- PASTURE additions
+
+
+def _compartment(piece: _Placed, place: HidingPlace) -> tuple[_Rect, float, float]:
+    """World footprint, floor height and ceiling height of a hiding place of a placed piece."""
+    w, d, h = piece.size_m
+    f = piece.footprint
+    cx, cy = (f.x0 + f.x1) / 2.0, (f.y0 + f.y1) / 2.0
+    corners = [_quarter_turn((fx - 0.5) * w, (fy - 0.5) * d, piece.quarter_turns)
+               for fx in (place.lo[0], place.hi[0]) for fy in (place.lo[1], place.hi[1])]
+    xs, ys = [cx + c[0] for c in corners], [cy + c[1] for c in corners]
+    rect = _Rect(min(xs), min(ys), max(xs), max(ys))
+    return rect, piece.z0_m + place.lo[2] * h, piece.z0_m + place.hi[2] * h
+
+
+def _fit_small(rng: np.random.Generator, spec: CategorySpec, area: _Rect, z0_m: float, max_height_m: float,
+               taken: Sequence[_Rect]) -> Optional[_Placed]:
+    """A pose of ``spec`` in ``area`` (margins kept, clear of ``taken``) no taller than the space, or None."""
+    m = SURFACE_MARGIN_M
+    for _ in range(10):
+        scale = float(rng.uniform())
+        size = _size(spec, scale)
+        quarter = int(rng.integers(4))
+        hx, hy = (size[1] / 2, size[0] / 2) if quarter % 2 else (size[0] / 2, size[1] / 2)
+        x = _uniform_or_none(rng, area.x0 + m + hx, area.x1 - m - hx)
+        y = _uniform_or_none(rng, area.y0 + m + hy, area.y1 - m - hy)
+        if x is None or y is None or size[2] > max_height_m - m:
+            continue
+        rect = _Rect(x - hx, y - hy, x + hx, y + hy)
+        if all(rect.gap_to(other) >= m for other in taken):
+            return _Placed(spec, rect, z0_m, size, quarter, scale)
+    return None
+
+
+def _hide_objects(rng: np.random.Generator, pieces: Sequence[_Furniture], objects: list[ObjectSpec],
+                  wanted: int) -> None:
+    """Append up to ``wanted`` small objects in the hiding places of the furniture, up to two per piece.
+
+    Even-numbered ones take a category the home has nowhere else (PASTURE "hidden": only the hidden instance
+    exists), odd-numbered ones a category it already shows elsewhere (PASTURE "hidden + distractors").
+    """
+    places = [p for p in pieces if p.placed.spec.name in HIDING_PLACES]
+    shown = {o.category for o in objects}
+    hidden: set[str] = set()  # categories hidden so far: each at most once
+    for k in rng.permutation(len(places)):
+        piece = places[int(k)]
+        area, z0, z1 = _compartment(piece.placed, HIDING_PLACES[piece.placed.spec.name])
+        taken: list[_Rect] = []
+        while len(hidden) < wanted and len(taken) < HIDDEN_PER_PLACE:
+            want_shown = len(hidden) % 2 == 1
+            pool = [c for c in CATALOGUE if c.placement == "receptacle" and c.name not in hidden
+                    and (c.name in shown) == want_shown]
+            pool = [c for c in pool if piece.room.room_type in c.room_types] or pool
+            small = next((s for j in rng.permutation(len(pool))
+                          if (s := _fit_small(rng, pool[int(j)], area, z0, z1 - z0, taken)) is not None), None)
+            if small is None:
+                break
+            objects.append(_number(rng, small, piece.room, piece.spec.object_id, len(objects) + 1))
+            hidden.add(small.spec.name)
+            taken.append(small.footprint)
+
+
+def _add_uncommon(rng: np.random.Generator, pieces: Sequence[_Furniture], objects: list[ObjectSpec],
+                  wanted: int) -> None:
+    """Append one object of each of up to ``wanted`` uncommon categories, on receptacle tops with room."""
+    tops = [p for p in pieces if p.placed.spec.is_receptacle]
+    if not tops:
+        return
+    for k in rng.permutation(len(UNCOMMON_CATALOGUE))[:wanted]:
+        spec = UNCOMMON_CATALOGUE[int(k)]
+        for j in rng.permutation(len(tops)):
+            piece = tops[int(j)]
+            top_z = piece.placed.z0_m + piece.placed.size_m[2]
+            taken = [_Rect(o.bbox_min_m[0], o.bbox_min_m[1], o.bbox_max_m[0], o.bbox_max_m[1]) for o in objects
+                     if o.receptacle_id == piece.spec.object_id and abs(o.bbox_min_m[2] - top_z) < 1e-6]
+            small = _fit_small(rng, spec, piece.placed.footprint, top_z, math.inf, taken)
+            if small is not None:
+                objects.append(_number(rng, small, piece.room, piece.spec.object_id, len(objects) + 1))
+                break
 
 
 # ---------------------------------------------------------------- object specs

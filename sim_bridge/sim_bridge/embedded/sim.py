@@ -5,12 +5,16 @@ grid; a blocked forward step slides along the obstacle like habitat-sim's navmes
 ``allow_sliding`` is set. The camera sits ``camera_height_m`` above the base centre, looking along the base
 heading tilted by ``camera_tilt_rad`` (positive up). Poses in observations are GPS+compass readings: the base
 pose in the episode frame, whose origin is the pose given to ``reset``.
+
+Small objects can be picked up and placed on another receptacle (``pick_up`` / ``place_on``, the experience
+phase of FindingDory): the rendered world, segmentation and ``object_by_instance_id`` follow the move. Only
+objects standing on a receptacle move, and the navigable grid holds floor objects only, so it never changes.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional, Sequence, Union
 
 import numpy as np
@@ -24,6 +28,8 @@ from sim_bridge.embedded.world import RenderedView, Renderer
 __all__ = ["EmbeddedSim", "RenderedView", "SimConfig"]
 
 MOVE_INCREMENT_M = 0.01  # a forward step is checked against the grid in increments no longer than this
+# A carried object is put this far below the floor: under the floor and past the 50 m far clip plane.
+CARRIED_DEPTH_M = 100.0
 
 
 @dataclass(frozen=True)
@@ -72,7 +78,8 @@ class EmbeddedSim:
         self._intrinsics = CameraIntrinsics.from_hfov(config.width_px, config.height_px,
                                                       math.radians(config.hfov_deg))
         self._navgrid = NavGrid.from_home(home, config.grid_resolution_m, config.robot_radius_m)
-        self._objects = {obj.instance_id: obj for obj in home.objects}
+        self._objects = {obj.instance_id: obj for obj in home.objects}  # current state (pick_up / place_on)
+        self._carried: set[int] = set()
         self._renderer = Renderer(home, config.width_px, config.height_px, self._intrinsics.vfov_rad)
         # Until the first reset the robot stands on a navigable cell drawn from the home seed.
         start = self._navgrid.sample_navigable(np.random.default_rng(home.seed))
@@ -222,4 +229,84 @@ class EmbeddedSim:
             raise SceneGenerationError(f"home {self._home.seed} has no instance id {instance_id!r}") from None
 
     def objects_of_category(self, category: str) -> list[ObjectSpec]:
-        return [obj for obj in self._home.objects if obj.category == category]
+        return [obj for obj in self._objects.values() if obj.category == category]
+
+    # ---------------------------------------------------------------- moving objects
+
+    def current_objects(self) -> list[ObjectSpec]:
+        """The objects standing in the home now, in home order (carried ones left out)."""
+        return [obj for obj in self._objects.values() if obj.instance_id not in self._carried]
+
+    def is_carried(self, instance_id: int) -> bool:
+        return int(instance_id) in self._carried
+
+    def pick_up(self, instance_id: int) -> ObjectSpec:
+        """Take a small object off its receptacle: it leaves the rendered world until ``place_on``.
+
+        Returns the spec of where it stood. Raises SceneGenerationError for receptacles, floor objects and
+        objects already carried.
+        """
+        obj = self._movable(instance_id)
+        if obj.instance_id in self._carried:
+            raise SceneGenerationError(f"object {obj.object_id} is already carried")
+        original = self._home_object(obj.instance_id)
+        self._renderer.set_object_offset(obj.instance_id, (0.0, 0.0, -CARRIED_DEPTH_M - original.position_m[2]))
+        self._carried.add(obj.instance_id)
+        return obj
+
+    def place_on(self, instance_id: int, receptacle_id: str,
+                 centre_xyz_m: Union[Sequence[float], np.ndarray]) -> ObjectSpec:
+        """Put a small object on ``receptacle_id`` with its bounding-box centre at ``centre_xyz_m`` (world).
+
+        The caller chooses a free spot on the receptacle's top; this checks that the footprint lies on the top
+        and that the base rests on it. Returns the object's new spec (position, bounding box, parts, receptacle
+        and room follow the move).
+        """
+        obj = self._movable(instance_id)
+        receptacle = self._receptacle(receptacle_id)
+        centre = np.asarray(centre_xyz_m, dtype=np.float64).reshape(-1)
+        if centre.shape != (3,) or not np.isfinite(centre).all():
+            raise SceneGenerationError(f"place_on needs a finite (x, y, z) centre, got {centre_xyz_m!r}")
+        half = (np.asarray(obj.bbox_max_m) - np.asarray(obj.bbox_min_m)) / 2.0
+        lo, hi = centre - half, centre + half
+        top = receptacle.bbox_max_m
+        on_top = (lo[0] >= receptacle.bbox_min_m[0] - 1e-6 and hi[0] <= top[0] + 1e-6
+                  and lo[1] >= receptacle.bbox_min_m[1] - 1e-6 and hi[1] <= top[1] + 1e-6
+                  and abs(lo[2] - top[2]) <= 1e-3)
+        if not on_top:
+            raise SceneGenerationError(
+                f"object {obj.object_id} with centre {centre.round(3).tolist()} does not stand on top of "
+                f"{receptacle.object_id} (top {np.round(receptacle.bbox_min_m[:2], 3).tolist()}-"
+                f"{np.round(top, 3).tolist()})")
+        original = self._home_object(obj.instance_id)
+        shift = centre - np.asarray(obj.position_m)
+        moved = replace(  # an object on a receptacle is in the receptacle's room
+            obj, receptacle_id=receptacle.object_id, position_m=_vec3(centre), bbox_min_m=_vec3(lo),
+            bbox_max_m=_vec3(hi), room_id=receptacle.room_id, room_type=receptacle.room_type,
+            parts=tuple(replace(p, centre_m=_vec3(np.asarray(p.centre_m) + shift)) for p in obj.parts))
+        self._renderer.set_object_offset(obj.instance_id, centre - np.asarray(original.position_m))
+        self._objects[obj.instance_id] = moved
+        self._carried.discard(obj.instance_id)
+        return moved
+
+    def _home_object(self, instance_id: int) -> ObjectSpec:
+        return next(o for o in self._home.objects if o.instance_id == instance_id)
+
+    def _movable(self, instance_id: int) -> ObjectSpec:
+        obj = self.object_by_instance_id(instance_id)
+        if obj.is_receptacle or obj.receptacle_id is None:
+            raise SceneGenerationError(
+                f"only small objects standing on a receptacle can be moved; {obj.object_id} ({obj.category}) "
+                "is furniture")
+        return obj
+
+    def _receptacle(self, object_id: str) -> ObjectSpec:
+        found = next((o for o in self._objects.values() if o.object_id == object_id), None)
+        if found is None or not found.is_receptacle:
+            raise SceneGenerationError(f"{object_id!r} is not a receptacle of home {self._home.seed}")
+        return found
+
+
+def _vec3(values: Union[Sequence[float], np.ndarray]) -> tuple[float, float, float]:
+    x, y, z = (float(v) for v in values)
+    return (x, y, z)

@@ -279,9 +279,11 @@ class Renderer:
         self.data = mujoco.MjData(self.model)
         mujoco.mj_forward(self.model, self.data)
         body_instance = np.full(self.model.nbody, -1, dtype=np.int32)
+        self._instance_body: dict[int, int] = {}  # instance id -> MuJoCo body id (set_object_offset)
         for obj in home.objects:
             body = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, obj.object_id)
             body_instance[body] = obj.instance_id
+            self._instance_body[obj.instance_id] = body
         self.geom_instance = body_instance[self.model.geom_bodyid]  # (ngeom,) instance id or -1
         self.width_px, self.height_px = width_px, height_px
         extent = self.model.stat.extent
@@ -322,6 +324,24 @@ class Renderer:
         self._gl.make_current()
         self._con.free()
         self._gl.free()
+
+    def set_object_offset(self, instance_id: int, offset_xyz_m: Sequence[float] | np.ndarray) -> None:
+        """Shift every geom of an instance by ``offset_xyz_m`` (world frame) from where the home placed it.
+
+        Each object is one MuJoCo body whose geoms are written in world coordinates under a body at the
+        origin, so the body position is the offset. ``mj_forward`` refreshes the geom poses used by rendering
+        and ``cast_ray``; the geom -> instance table is unchanged (geoms keep their body), and the segmentation
+        lookup is rebuilt at the next render. An offset of zero restores the home's placement.
+        """
+        body = self._instance_body.get(int(instance_id))
+        if body is None:
+            raise KeyError(f"the rendered home has no instance id {instance_id!r}")
+        offset = np.asarray(offset_xyz_m, dtype=np.float64).reshape(-1)
+        if offset.shape != (3,) or not np.isfinite(offset).all():
+            raise ValueError(f"offset_xyz_m must be 3 finite numbers, got {offset_xyz_m!r}")
+        self.model.body_pos[body] = offset
+        mujoco.mj_forward(self.model, self.data)
+        self._segment_lut = np.full(1, -1, dtype=np.int32)
 
     def render(self, eye_xyz_m: Sequence[float], yaw_rad: float, tilt_rad: float) -> RenderedView:
         """RGB, depth and instance segmentation from a camera at ``eye_xyz_m`` (world frame)."""
