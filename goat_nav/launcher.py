@@ -2,7 +2,8 @@
 
 The node list and the params YAMLs are the ones the launch files use (``goat_ros.graph`` and ``config/``). By
 default every node runs in this process on one executor; ``--isolated`` starts one process per node, as
-``ros2 launch`` would. Needs ROS 2 (``bash scripts/setup_ros.sh``).
+``ros2 launch`` would. ``--record PATH`` adds the recorder node (rosbag2 MCAP bag PATH/, see docs/ros.md). Needs
+ROS 2 (``bash scripts/setup_ros.sh``).
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 from goat_core.errors import GoatError
+from goat_nav.record import check_bag_path
 
 
 def parse_overrides(items: list[str]) -> dict[str, dict[str, Any]]:
@@ -40,11 +43,20 @@ def _require_ros() -> None:
         raise GoatError(f"ROS 2 is not available ({exc}); run 'bash scripts/setup_ros.sh' first") from None
 
 
-def _run_isolated(bringup: str, overrides: dict[str, dict[str, Any]]) -> int:
-    from goat_ros.graph import BRINGUPS, NODES, params_args, repo_config_dir
+def record_overrides(path: Path) -> dict[str, Any]:
+    """The recorder's parameters for ``--record PATH``; RecordError naming the problem if no bag can be made there.
+
+    Checked here, before any node starts; the path is made absolute for nodes started in other processes.
+    """
+    check_bag_path(path)
+    return {"bag_path": str(Path(path).absolute())}
+
+
+def _run_isolated(bringup: str, overrides: dict[str, dict[str, Any]], record: bool) -> int:
+    from goat_ros.graph import NODES, bringup_nodes, params_args, repo_config_dir
 
     procs = []
-    for name in BRINGUPS[bringup]:
+    for name in bringup_nodes(bringup, record):
         spec = NODES[name]
         module = spec.node_class.split(":")[0]
         cmd = [sys.executable, "-m", module, *params_args(spec, repo_config_dir(), overrides.get(name, {}))]
@@ -70,11 +82,15 @@ def _run_isolated(bringup: str, overrides: dict[str, dict[str, Any]]) -> int:
 
 
 def run_launch(args: argparse.Namespace) -> int:
+    record = args.record is not None
+    recorder = record_overrides(args.record) if record else {}  # a bad path fails before ROS is even loaded
     _require_ros()
-    from goat_ros.graph import node_factories
+    from goat_ros.graph import RECORDER, node_factories
     from goat_ros.spin import run_nodes
 
     overrides = parse_overrides(args.param or [])
+    if record:
+        overrides.setdefault(RECORDER, {}).update(recorder)
     if args.episodes_file is not None:
         for node in ("episode_player", "evaluator"):
             overrides.setdefault(node, {})["episodes_file"] = str(args.episodes_file)
@@ -83,6 +99,6 @@ def run_launch(args: argparse.Namespace) -> int:
     # The Stretch driver blocks in its action callback while the base moves; one process per node keeps the
     # controller and perception responsive meanwhile (ros2 launch also runs them apart).
     if args.isolated or args.bringup == "stretch":
-        return _run_isolated(args.bringup, overrides)
-    run_nodes(node_factories(args.bringup, overrides))
+        return _run_isolated(args.bringup, overrides, record)
+    run_nodes(node_factories(args.bringup, overrides, record=record))
     return 0

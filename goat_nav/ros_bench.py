@@ -3,42 +3,82 @@
 The bench bringup (``goat_ros.graph.BRINGUPS["bench"]``: sim_bridge, controller, episode_player, evaluator) runs
 in this process on one executor with the params YAMLs of ``config/``; the benchmark settings (budget, success
 radius and metric, memory ablation) are passed as parameter overrides. The messages go through the real rmw.
+``--record RUN`` adds the recorder node, which writes the graph's topics into the rosbag2 MCAP bag RUN/ (the run's
+settings in its metadata.yaml, as ``goat-nav bench --record`` keeps them).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
 from goat_core.bench.episodes import GoatDataset, GoatEpisode, save_goat_dataset
 from goat_core.bench.results import SubtaskRecord, summarise, write_results_json
 from goat_core.errors import GoatError
-from goat_nav.launcher import _require_ros
+from goat_nav.launcher import _require_ros, record_overrides
+from goat_nav.record import bag_folder, check_bag_path
 from goat_nav.runner import RunConfig
 
+if TYPE_CHECKING:
+    from goat_ros.recorder_node import RecorderNode
 
-def graph_overrides(episodes_file: Path, run_config: RunConfig) -> dict[str, dict[str, Any]]:
-    """The parameter overrides that make the bench bringup run ``run_config``."""
-    return {
+
+def graph_overrides(episodes_file: Path, run_config: RunConfig,
+                    recorder: Optional[Mapping[str, Any]] = None) -> dict[str, dict[str, Any]]:
+    """The parameter overrides that make the bench bringup run ``run_config`` (and record, given ``recorder``)."""
+    overrides: dict[str, dict[str, Any]] = {
         "episode_player": {"episodes_file": str(episodes_file),
                            "max_actions_per_subtask": run_config.max_actions_per_subtask, "start_delay_s": 0.2},
         "evaluator": {"episodes_file": str(episodes_file), "success_metric": run_config.success_metric,
                       "success_distance_m": run_config.success_distance_m},
         "controller": {"use_memory": run_config.use_memory},
     }
+    if recorder is not None:
+        overrides["recorder"] = dict(recorder)
+    return overrides
+
+
+def _let_recorder_catch_up(executor: Any, recorder: RecorderNode, num_results: int, timeout_s: float = 5.0) -> None:
+    """The player finishes on the last result, which the recorder (another subscriber) may not have taken yet:
+    spin until it has every published result and no message came for a moment (at most ``timeout_s``)."""
+    from goat_ros import topics
+
+    deadline = time.monotonic() + timeout_s
+    quiet_since, written = time.monotonic(), -1
+    while time.monotonic() < deadline:
+        total = sum(recorder.bag.message_counts.values())
+        if total != written:
+            quiet_since, written = time.monotonic(), total
+        has_results = topics.RESULT not in recorder.bag.topics or recorder.received(topics.RESULT) >= num_results
+        if has_results and time.monotonic() - quiet_since >= 0.2:
+            return
+        executor.spin_once(timeout_sec=0.05)
+
+
+def _recorder_params(record: Path, run_info: Optional[Mapping[str, Any]]) -> dict[str, Any]:
+    """The recorder's parameters; RecordError naming the problem if no bag can be made at ``record``."""
+    params = record_overrides(record)
+    if run_info is not None:
+        params["run_info"] = json.dumps(dict(run_info), sort_keys=True, default=str)
+    return params
 
 
 def run_graph(episodes: Sequence[GoatEpisode], run_config: RunConfig, timeout_s: Optional[float] = None,
               on_record: Optional[Callable[[list[SubtaskRecord]], None]] = None,
-              on_start: Optional[Callable[[list[Any]], None]] = None) -> list[SubtaskRecord]:
+              on_start: Optional[Callable[[list[Any]], None]] = None, record: Optional[Path] = None,
+              run_info: Optional[Mapping[str, Any]] = None) -> list[SubtaskRecord]:
     """Run ``episodes`` through the bench graph; return the evaluator's records (one per subtask, in order).
 
     ``on_record`` gets all records so far whenever one is added; ``on_start`` gets the nodes once they exist.
+    ``record`` names a new rosbag2 bag (checked before any node starts) that the recorder node writes, with
+    ``run_info`` (JSON-able) in its metadata; the bag is closed however the run ends.
     """
+    recorder_params = _recorder_params(record, run_info) if record is not None else None
     _require_ros()
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
@@ -46,6 +86,7 @@ def run_graph(episodes: Sequence[GoatEpisode], run_config: RunConfig, timeout_s:
     from goat_ros.episode_player_node import EpisodePlayerNode
     from goat_ros.evaluator_node import EvaluatorNode
     from goat_ros.graph import node_factories
+    from goat_ros.recorder_node import RecorderNode
 
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="goat_ros_bench_") as tmp:
@@ -57,11 +98,13 @@ def run_graph(episodes: Sequence[GoatEpisode], run_config: RunConfig, timeout_s:
         executor = SingleThreadedExecutor()
         nodes: list[Any] = []
         try:
-            for factory in node_factories("bench", graph_overrides(episodes_file, run_config)):
+            overrides = graph_overrides(episodes_file, run_config, recorder_params)
+            for factory in node_factories("bench", overrides, record=record is not None):
                 nodes.append(factory())
                 executor.add_node(nodes[-1])
             player = next(n for n in nodes if isinstance(n, EpisodePlayerNode))
             evaluator = next(n for n in nodes if isinstance(n, EvaluatorNode))
+            recorder = next((n for n in nodes if isinstance(n, RecorderNode)), None)
             if on_start is not None:
                 on_start(nodes)
             seen = 0
@@ -74,6 +117,8 @@ def run_graph(episodes: Sequence[GoatEpisode], run_config: RunConfig, timeout_s:
                 if timeout_s is not None and time.monotonic() - started > timeout_s:
                     raise GoatError(f"the ROS graph did not finish {len(episodes)} episodes in {timeout_s:.0f} s "
                                     f"({len(evaluator.records)} subtasks scored)")
+            if recorder is not None:
+                _let_recorder_catch_up(executor, recorder, len(evaluator.results))
             return list(evaluator.records)
         finally:
             for node in reversed(nodes):
@@ -91,7 +136,10 @@ def run_ros_bench(args: argparse.Namespace) -> int:
     from goat_nav.bench_cmd import format_summary, prepare_run
 
     started = time.monotonic()
+    if args.record is not None:
+        check_bag_path(args.record)  # a bad --record path fails before any episode is generated
     episodes, run_config, meta = prepare_run(args, "ros_graph")
+    run_info = dict(meta)  # as prepared: the bag's run info does not depend on --out or the run's duration
 
     def write(records: list[SubtaskRecord]) -> None:
         if args.out is not None:
@@ -100,7 +148,7 @@ def run_ros_bench(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"\r{len(records)} subtasks scored", end="", file=sys.stderr, flush=True)
 
-    records = run_graph(episodes, run_config, on_record=write)
+    records = run_graph(episodes, run_config, on_record=write, record=args.record, run_info=run_info)
     write(records)
     if not args.quiet:
         print(file=sys.stderr)
@@ -109,6 +157,9 @@ def run_ros_bench(args: argparse.Namespace) -> int:
           f"{time.monotonic() - started:.0f} s")
     if args.out is not None:
         print(f"results: {args.out}")
+    if args.record is not None:
+        folder = bag_folder(args.record)
+        print(f"recording: {folder} (rosbag2: metadata.yaml + {folder.name}.mcap)")
     if args.report is not None:
         print("--report is not written for --ros runs yet (the graph does not record trajectories)", file=sys.stderr)
     return 0

@@ -1,6 +1,6 @@
 """Benchmark bringup: the simulation graph plus the episode player and the evaluator.
 
-    ros2 launch launch/bench.launch.py episodes_file:=episodes.json.gz results_file:=results.json
+    ros2 launch launch/bench.launch.py episodes_file:=episodes.json.gz results_file:=results.json [record:=RUN]
 
 The episode player replays the file subtask by subtask; the evaluator writes the results JSON after every
 subtask. Without ros2 launch: ``goat-nav launch bench --episodes-file F`` or ``goat-nav bench --ros``.
@@ -11,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from goat_launch_common import BOOLS, LOG_LEVELS, goat_nodes, rviz_node  # noqa: E402
+from goat_launch_common import BOOLS, LOG_LEVELS, goat_nodes, recorder_node, rviz_node  # noqa: E402
 from launch.actions import DeclareLaunchArgument  # noqa: E402
 from launch.conditions import IfCondition  # noqa: E402
 from launch.substitutions import LaunchConfiguration  # noqa: E402
@@ -37,6 +37,9 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument("use_sim_time", default_value="false", choices=BOOLS,
                               description="use /clock instead of the wall clock"),
         DeclareLaunchArgument("log_level", default_value="info", choices=LOG_LEVELS, description="ROS log level"),
+        DeclareLaunchArgument("record", default_value="",
+                              description="record the run: the graph's topics into a new rosbag2 bag, folder RUN/ "
+                                          "with metadata.yaml and RUN.mcap (config/recorder.yaml); empty: none"),
     ]
     episodes = LaunchConfiguration("episodes_file")
     overrides = {
@@ -47,8 +50,10 @@ def generate_launch_description() -> LaunchDescription:
                       "success_distance_m": LaunchConfiguration("success_distance_m")},
         "controller": {"use_memory": LaunchConfiguration("use_memory")},
     }
+    use_sim_time, log_level = LaunchConfiguration("use_sim_time"), LaunchConfiguration("log_level")
     return LaunchDescription([
         *args,
-        *goat_nodes("bench", overrides, LaunchConfiguration("use_sim_time"), LaunchConfiguration("log_level")),
+        recorder_node(LaunchConfiguration("record"), use_sim_time, log_level),
+        *goat_nodes("bench", overrides, use_sim_time, log_level),
         rviz_node(IfCondition(LaunchConfiguration("use_rviz"))),
     ])

@@ -16,21 +16,44 @@ LOG_LEVELS = ["debug", "info", "warn", "error"]
 BOOLS = ["true", "false"]
 
 
-def goat_nodes(bringup: str, overrides: dict[str, dict[str, Any]], use_sim_time: Any, log_level: Any) -> list[Any]:
-    """One launch_ros Node per node of the bringup: params YAML first, then the launch-argument overrides."""
+def _node(name: str, overrides: dict[str, Any], use_sim_time: Any, log_level: Any) -> Any:
+    """The launch_ros Node of one goat_ros.graph node: params YAML first, then the overrides."""
     from launch_ros.actions import Node
 
-    from goat_ros.graph import BRINGUPS, NODES
+    from goat_ros.graph import NODES
 
-    nodes = []
-    for name in BRINGUPS[bringup]:
-        spec = NODES[name]
-        params: list[Any] = [str(CONFIG_DIR / spec.params_file), {"use_sim_time": use_sim_time}]
-        if overrides.get(name):
-            params.append(overrides[name])
-        nodes.append(Node(package=spec.package, executable=spec.executable, name=spec.name, output="screen",
-                          parameters=params, arguments=["--ros-args", "--log-level", log_level]))
-    return nodes
+    spec = NODES[name]
+    params: list[Any] = [str(CONFIG_DIR / spec.params_file), {"use_sim_time": use_sim_time}]
+    if overrides:
+        params.append(overrides)
+    return Node(package=spec.package, executable=spec.executable, name=spec.name, output="screen",
+                parameters=params, arguments=["--ros-args", "--log-level", log_level])
+
+
+def goat_nodes(bringup: str, overrides: dict[str, dict[str, Any]], use_sim_time: Any, log_level: Any) -> list[Any]:
+    """One launch_ros Node per node of the bringup: params YAML first, then the launch-argument overrides."""
+    from goat_ros.graph import BRINGUPS
+
+    return [_node(name, overrides.get(name, {}), use_sim_time, log_level) for name in BRINGUPS[bringup]]
+
+
+def recorder_node(record: Any, use_sim_time: Any, log_level: Any) -> Any:
+    """The recorder, when the ``record`` argument names a bag. Place it before the bringup's nodes: a bad path then
+    stops the launch before any node starts, and the recorder subscribes before the others publish."""
+    from launch.actions import OpaqueFunction
+
+    from goat_ros.graph import RECORDER
+
+    def make(context: Any) -> list[Any]:
+        path = record.perform(context)
+        if not path:
+            return []
+        from goat_nav.record import check_bag_path
+
+        check_bag_path(path)  # RecordError naming the problem
+        return [_node(RECORDER, {"bag_path": str(Path(path).absolute())}, use_sim_time, log_level)]
+
+    return OpaqueFunction(function=make)
 
 
 def rviz_node(condition: Any) -> Any:
@@ -47,7 +70,7 @@ def stretch_urdf_text() -> str | None:
     paths, which rviz cannot resolve: they become ``file://`` URIs.
     """
     try:
-        import stretch_urdf  # type: ignore[import-not-found]
+        import stretch_urdf
     except ImportError:
         return None
     root = Path(stretch_urdf.__file__).resolve().parent

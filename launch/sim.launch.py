@@ -1,6 +1,6 @@
 """Simulation bringup: the simulator bridge (embedded MuJoCo homes), perception and the controller, plus rviz.
 
-    ros2 launch launch/sim.launch.py scene_id:=embedded/home_s1234_r5 use_rviz:=true
+    ros2 launch launch/sim.launch.py scene_id:=embedded/home_s1234_r5 use_rviz:=true [record:=RUN]
 
 Goals are published on /goat/goal (goat_interfaces/Goal); bench.launch.py replays an episode file instead.
 Without ros2 launch: ``goat-nav launch sim``.
@@ -15,6 +15,7 @@ from goat_launch_common import (  # noqa: E402
     BOOLS,
     LOG_LEVELS,
     goat_nodes,
+    recorder_node,
     rviz_node,
     stretch_description_node,
     stretch_urdf_text,
@@ -39,6 +40,9 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument("use_sim_time", default_value="false", choices=BOOLS,
                               description="use /clock instead of the wall clock"),
         DeclareLaunchArgument("log_level", default_value="info", choices=LOG_LEVELS, description="ROS log level"),
+        DeclareLaunchArgument("record", default_value="",
+                              description="record the run: the graph's topics into a new rosbag2 bag, folder RUN/ "
+                                          "with metadata.yaml and RUN.mcap (config/recorder.yaml); empty: none"),
     ]
     # With the Stretch URDF, robot_state_publisher publishes the camera frames from the head joint states.
     overrides = {
@@ -47,9 +51,11 @@ def generate_launch_description() -> LaunchDescription:
         "controller": {"use_memory": LaunchConfiguration("use_memory")},
     }
     use_rviz = IfCondition(LaunchConfiguration("use_rviz"))
+    use_sim_time, log_level = LaunchConfiguration("use_sim_time"), LaunchConfiguration("log_level")
     return LaunchDescription([
         *args,
-        *goat_nodes("sim", overrides, LaunchConfiguration("use_sim_time"), LaunchConfiguration("log_level")),
+        recorder_node(LaunchConfiguration("record"), use_sim_time, log_level),
+        *goat_nodes("sim", overrides, use_sim_time, log_level),
         *stretch_description_node(None),
         rviz_node(use_rviz),
     ])

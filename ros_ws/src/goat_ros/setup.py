@@ -19,6 +19,7 @@ setup(
             "controller = goat_ros.controller_node:main",
             "episode_player = goat_ros.episode_player_node:main",
             "evaluator = goat_ros.evaluator_node:main",
+            "recorder = goat_ros.recorder_node:main",
         ],
     },
 )

@@ -48,6 +48,8 @@ NODES: dict[str, NodeSpec] = {spec.name: spec for spec in (
     NodeSpec("operator", "operator", "goat_stretch.operator_node:OperatorNode",
              "on the robot: the operator confirms each STOP; writes results and the path log",
              package="goat_stretch"),
+    NodeSpec("recorder", "recorder", "goat_ros.recorder_node:RecorderNode",
+             "writes the graph's topics into a rosbag2 bag with MCAP storage (only when a run is recorded)"),
 )}
 
 # Which nodes each bringup runs. "stretch" adds our stretch_driver (the ExecuteAction server over stretch_body);
@@ -57,6 +59,15 @@ BRINGUPS: dict[str, tuple[str, ...]] = {
     "bench": ("sim_bridge", "controller", "episode_player", "evaluator"),
     "stretch": ("stretch_driver", "perception", "controller"),
 }
+RECORDER = "recorder"  # joins any bringup when its run is recorded (--record PATH, record:=PATH)
+
+
+def bringup_nodes(bringup: str, record: bool = False) -> tuple[str, ...]:
+    """The nodes ``bringup`` runs; a recorded run starts the recorder first, so it subscribes before the rest
+    publish."""
+    if bringup not in BRINGUPS:
+        raise ValueError(f"unknown bringup {bringup!r}; expected one of {sorted(BRINGUPS)}")
+    return (RECORDER, *BRINGUPS[bringup]) if record else BRINGUPS[bringup]
 
 
 def repo_config_dir() -> Path:
@@ -68,22 +79,33 @@ def params_args(spec: NodeSpec, config_dir: Path, overrides: dict[str, Any]) -> 
     """``--ros-args`` for one node: its YAML, then ``-p name:=value`` overrides (later wins, as in ros2 launch)."""
     args = ["--ros-args", "-r", f"__node:={spec.name}", "--params-file", str(config_dir / spec.params_file)]
     for key, value in overrides.items():
-        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
-        args += ["-p", f"{key}:={text}"]
+        args += ["-p", f"{key}:={_param_text(value)}"]
     return args
 
 
+def _param_text(value: Any) -> str:
+    """A ``-p name:=value`` value: rcl reads it as YAML, so strings are single-quoted to stay strings ('true',
+    '42', JSON text and paths with ': ' would otherwise become other types or fail to parse)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    return str(value)
+
+
 def node_factories(bringup: str, overrides: dict[str, dict[str, Any]],
-                   config_dir: Path | None = None) -> list[Any]:
-    """Callables that build the nodes of ``bringup`` with their YAML and overrides (call after rclpy.init)."""
-    if bringup not in BRINGUPS:
-        raise ValueError(f"unknown bringup {bringup!r}; expected one of {sorted(BRINGUPS)}")
+                   config_dir: Path | None = None, record: bool = False) -> list[Any]:
+    """Callables that build the nodes of ``bringup`` with their YAML and overrides (call after rclpy.init).
+
+    ``record`` adds the recorder (see :func:`bringup_nodes`); its ``bag_path`` comes in ``overrides``.
+    """
+    names = bringup_nodes(bringup, record)
     unknown = set(overrides) - set(NODES)
     if unknown:
         raise ValueError(f"overrides name unknown nodes {sorted(unknown)}; nodes are {sorted(NODES)}")
     folder = config_dir or repo_config_dir()
     factories = []
-    for name in BRINGUPS[bringup]:
+    for name in names:
         spec = NODES[name]
         args = params_args(spec, folder, overrides.get(name, {}))
         factories.append(lambda spec=spec, args=args: spec.load_class()(cli_args=args))

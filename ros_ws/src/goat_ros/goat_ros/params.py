@@ -11,6 +11,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from goat_ros import topics
+
 P = TypeVar("P")
 
 
@@ -87,6 +89,26 @@ class OperatorParams:
     scene_id: str = _p("", "name of the real place (kept in every record; compare pairs goals by it)")
 
 
+# What a recorded run holds by default: the robot's sensors and TF, goals, outcomes (the executed actions) and
+# scores, and the controller's map, instances and path. The action goals of /goat/execute_action are service
+# requests, not topics, so the outcome's action list is their record.
+DEFAULT_RECORDED_TOPICS = " ".join((
+    topics.RGB, topics.DEPTH, topics.CAMERA_INFO, topics.ODOM, topics.TF, topics.TF_STATIC, topics.JOINT_STATES,
+    topics.GOAL, topics.OUTCOME, topics.RESULT, topics.MAP, topics.INSTANCES, topics.INSTANCE_MARKERS, topics.PATH,
+))
+
+
+@dataclass(frozen=True)
+class RecorderParams:
+    bag_path: str = _p("", "new rosbag2 bag to write: folder PATH (or PATH.mcap) holding metadata.yaml and the MCAP "
+                           "file; required (bringups add the recorder only when a run is recorded)")
+    topics: str = _p(DEFAULT_RECORDED_TOPICS, "space-separated topics to record; a topic that is not one of the "
+                                              "goat graph's (goat_ros.topics) is written TOPIC:TYPE, e.g. "
+                                              "/scan:sensor_msgs/msg/LaserScan")
+    run_info: str = _p("", "JSON text kept in the bag's metadata.yaml (custom_data goat_nav.run); goat-nav bench "
+                           "--ros --record puts the run's settings here")
+
+
 PARAMS_BY_NODE: dict[str, type] = {
     "sim_bridge": SimBridgeParams,
     "controller": ControllerParams,
@@ -95,6 +117,7 @@ PARAMS_BY_NODE: dict[str, type] = {
     "perception": PerceptionParams,
     "stretch_driver": StretchDriverParams,
     "operator": OperatorParams,
+    "recorder": RecorderParams,
 }
 
 
