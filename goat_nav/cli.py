@@ -16,6 +16,9 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from goat_core.errors import GoatError
+from goat_core.matching.cow import COW_RELEVANCE
+from goat_core.matching.selection import GOAL_MATCHERS, IMAGE_MATCHERS
+from goat_core.perception.factory import PERCEPTION_BACKENDS
 
 SUITES = ("goat", "langmap", "findingdory", "pasture")
 
@@ -31,6 +34,23 @@ def _add_generation_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--episodes", type=_positive_int, default=20, help="number of procedural episodes (default 20)")
     p.add_argument("--seed", type=int, default=1000, help="seed of the procedural homes and episodes (default 1000)")
     p.add_argument("--num-rooms", type=int, default=None, help="rooms per generated home (default: the generator's)")
+
+
+def _add_perception_args(p: argparse.ArgumentParser) -> None:
+    """Perception and goal matching (docs/perception.md); models are read from local folders only."""
+    g = p.add_argument_group("perception and matching (open-vocabulary backends need the openvocab extra)")
+    g.add_argument("--perception", choices=PERCEPTION_BACKENDS, default="ground_truth",
+                   help="ground_truth (the simulator's segmentation, GOAT-GTSem) or an OWL detector (default "
+                        "ground_truth)")
+    g.add_argument("--model-dir", default=None, help="local folder of the OWL-ViT / OWLv2 model (save_pretrained)")
+    g.add_argument("--clip-model-dir", default=None, help="local folder of a CLIP model (modular_goat, cow clip)")
+    g.add_argument("--matcher", choices=GOAL_MATCHERS, default="structured",
+                   help="structured (category/description/image matchers), modular_goat or cow (default structured)")
+    g.add_argument("--image-matcher", choices=IMAGE_MATCHERS, default="sift",
+                   help="keypoints of image goals: sift (OpenCV SIFT + RANSAC) or xfeat (XFeat + LighterGlue)")
+    g.add_argument("--cow-relevance", choices=COW_RELEVANCE, default="owl",
+                   help="CoW's relevance map: owl (OWL box scores) or clip_patches (default owl)")
+    g.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N for the models (default cpu)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,8 +78,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--quiet", action="store_true", help="no progress bar")
     bench.add_argument("--verbose", action="store_true",
                        help="print one line per subtask: the goal, what the agent chose, how it ended")
-    bench.add_argument("--record", type=Path, default=None, metavar="RUN.mcap",
-                       help="write the run (images, poses, goals, actions) as a rosbag2 MCAP file")
+    bench.add_argument("--record", type=Path, default=None, metavar="RUN",
+                       help="write the run (images, poses, goals, actions) as a rosbag2 bag: folder RUN/ with "
+                            "metadata.yaml and RUN.mcap (about 0.5 MB per step)")
+    _add_perception_args(bench)
     bench.add_argument("--ros", action="store_true",
                        help="replay the episodes through the ROS 2 graph (needs scripts/setup_ros.sh)")
 
@@ -69,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     launch.add_argument("--param", action="append", metavar="NODE.NAME=VALUE",
                         help="override one parameter, e.g. controller.use_memory=false (repeatable)")
     launch.add_argument("--isolated", action="store_true", help="one process per node instead of one in all")
+    launch.add_argument("--record", type=Path, default=None, metavar="RUN",
+                        help="also run the recorder: the graph's topics into a new rosbag2 bag, folder RUN/ with "
+                             "metadata.yaml and RUN.mcap (topics: config/recorder.yaml)")
 
     compare = sub.add_parser("compare", help="compare a simulator run and a robot run of the same goals")
     compare.add_argument("sim", type=Path, help="results JSON of the simulator run")
@@ -88,6 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if args.command == "bench" and (args.suite != "goat" or args.ros) and (
+                args.perception, args.matcher, args.image_matcher) != ("ground_truth", "structured", "sift"):
+            raise GoatError("--perception/--matcher/--image-matcher other than the defaults run with the in-process "
+                            "GOAT suite only (goat-nav bench without --ros or --suite) for now")
         if args.command == "bench" and args.ros:
             from goat_nav.ros_bench import run_ros_bench
 

@@ -19,12 +19,12 @@ from goat_core.bench.results import SubtaskRecord
 from goat_core.errors import ConfigError, GoatError, UnreachableGoalError
 from goat_core.frames import habitat_quaternion_to_yaw, habitat_to_ros_position
 from goat_core.matching.embeddings import SentenceEmbedder
-from goat_core.matching.matcher import MatcherConfig, ModalityMatcher
-from goat_core.perception.gt import GroundTruthPerception
+from goat_core.matching.matcher import MatcherConfig
+from goat_core.matching.selection import StackConfig, build_stack
 from goat_core.types import DiscreteAction, Goal, GoalModality, Observation
 from sim_bridge.embedded.catalogue import CATALOGUE
 from sim_bridge.embedded.episodes import ImageGoalRenderer, parse_scene_id, task_goal_text
-from sim_bridge.embedded.home import generate_home
+from sim_bridge.embedded.home import Home, generate_home
 from sim_bridge.embedded.sim import EmbeddedSim, SimConfig
 from sim_bridge.embedded.success import SUCCESS_METRICS, SuccessRegion
 
@@ -88,26 +88,37 @@ class SubtaskTrace:
 
 
 def build_agent(agent_config: AgentConfig, matcher_config: MatcherConfig, labels: Sequence[str],
-                embedder: Optional[SentenceEmbedder] = None) -> Agent:
-    """The GOAT agent with ground-truth perception (the GOAT-GTSem setting) and the modality matcher."""
-    perception = GroundTruthPerception(labels=labels)
-    matcher = ModalityMatcher(embedder if embedder is not None else SentenceEmbedder(), matcher_config)
+                embedder: Optional[SentenceEmbedder] = None, stack: Optional[StackConfig] = None) -> Agent:
+    """The GOAT agent; by default with ground-truth perception (the GOAT-GTSem setting) and the modality matcher,
+    else with the perception backend and goal matcher that ``stack`` selects (models from local folders)."""
+    perception, matcher = build_stack(stack if stack is not None else StackConfig(), labels, matcher_config, embedder)
     return Agent(agent_config, perception, matcher)
+
+
+def _procedural_home(scene_id: str) -> Home:
+    seed, home_config = parse_scene_id(scene_id)
+    return generate_home(seed, home_config)
 
 
 class EpisodeRunner:
     """Runs episodes one after another, reusing the simulator while the scene stays the same."""
 
     def __init__(self, run_config: RunConfig, agent_config: AgentConfig, matcher_config: MatcherConfig,
-                 sim_config: SimConfig = SimConfig(), embedder: Optional[SentenceEmbedder] = None) -> None:
+                 sim_config: SimConfig = SimConfig(), embedder: Optional[SentenceEmbedder] = None,
+                 stack: Optional[StackConfig] = None, labels: Optional[Sequence[str]] = None,
+                 home_for_scene: Optional[Callable[[str], Home]] = None) -> None:
+        """``labels``: what the perception backend may name (default: the simulator catalogue's categories);
+        ``home_for_scene``: builds the home of a scene id (default: procedural GOAT scene ids)."""
         self.run_config = run_config
         self.agent_config = agent_config
         self.matcher_config = matcher_config
         self.sim_config = sim_config
         # The ground-truth perception backend can name every category of the simulator's catalogue, as
         # Habitat's semantic sensor names every category of a scene dataset.
-        labels = [spec.name for spec in CATALOGUE]
-        self.agent = build_agent(agent_config, matcher_config, labels, embedder)
+        if labels is None:
+            labels = [spec.name for spec in CATALOGUE]
+        self.agent = build_agent(agent_config, matcher_config, labels, embedder, stack)
+        self._home_for_scene = home_for_scene if home_for_scene is not None else _procedural_home
         self._sim: Optional[EmbeddedSim] = None
         self._scene_id: Optional[str] = None
         self._last_goal_text = ""
@@ -127,14 +138,14 @@ class EpisodeRunner:
     def _sim_for(self, scene_id: str) -> EmbeddedSim:
         if self._sim is None or self._scene_id != scene_id:
             self.close()
-            seed, home_config = parse_scene_id(scene_id)
-            self._sim = EmbeddedSim(generate_home(seed, home_config), self.sim_config)
+            self._sim = EmbeddedSim(self._home_for_scene(scene_id), self.sim_config)
             self._scene_id = scene_id
         return self._sim
 
     def run_episode(self, episode: GoatEpisode,
                     on_step: Optional[Callable[[Observation, DiscreteAction], None]] = None,
                     on_subtask: Optional[Callable[[SubtaskTrace], None]] = None,
+                    on_goal: Optional[Callable[[int, Goal], None]] = None,
                     ) -> tuple[list[SubtaskRecord], Trajectory]:
         """Run every subtask of ``episode``; a subtask whose goal is invalid is recorded as an error."""
         sim = self._sim_for(episode.scene_id)
@@ -155,7 +166,7 @@ class EpisodeRunner:
             trajectory.goal_positions_xy_m.append(
                 [tuple(habitat_to_ros_position(g.position)[:2]) for g in goals])
             record, obs = self._run_subtask(sim, agent, episode, index, task, goals, obs, goal_images,
-                                            trajectory, on_step)
+                                            trajectory, on_step, on_goal)
             records.append(record)
             if on_subtask is not None:
                 on_subtask(self._trace(agent, record, task, goals))
@@ -191,6 +202,7 @@ class EpisodeRunner:
                      goals: Sequence[GoalObject], obs: Observation, goal_images: ImageGoalRenderer,
                      trajectory: Trajectory,
                      on_step: Optional[Callable[[Observation, DiscreteAction], None]],
+                     on_goal: Optional[Callable[[int, Goal], None]] = None,
                      ) -> tuple[SubtaskRecord, Observation]:
         cfg = self.run_config
         start_xy = np.asarray(self._world_xy(sim))
@@ -206,6 +218,8 @@ class EpisodeRunner:
             goal = self._make_goal(episode, index, task, goals, goal_images)
             self._last_goal_text = goal.describe()
             agent.start_subtask(goal)
+            if on_goal is not None:
+                on_goal(index, goal)
         except GoatError as exc:
             return SubtaskRecord(**base, success=False, spl=0.0, path_length_m=0.0, geodesic_m=None,
                                  num_actions=0, stop_reason="error", distance_to_goal_m=None, error=str(exc)), obs

