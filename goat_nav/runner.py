@@ -7,6 +7,7 @@ reference the graph run is compared against action for action.
 from __future__ import annotations
 
 import math
+import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
@@ -16,6 +17,7 @@ from goat_core.agent import Agent, AgentConfig
 from goat_core.bench.episodes import GoalObject, GoatEpisode, GoatTask, goals_for_task
 from goat_core.bench.metrics import spl as spl_metric
 from goat_core.bench.results import SubtaskRecord
+from goat_core.bench.suite_metrics import noisy_goal_image
 from goat_core.errors import ConfigError, GoatError, UnreachableGoalError
 from goat_core.frames import habitat_quaternion_to_yaw, habitat_to_ros_position
 from goat_core.matching.embeddings import SentenceEmbedder
@@ -40,6 +42,9 @@ class RunConfig:
     success_metric: str = "geodesic_viewpoint"
     use_memory: bool = True
     record_actions: bool = True
+    # GOAT-Bench's noise-robustness study: image goals get Gaussian pixel noise, sigma ~ U(0.1, 2.0) (see
+    # goat_core.bench.suite_metrics.noisy_goal_image), drawn per subtask from the episode id and index.
+    goal_image_noise: bool = False
 
     def __post_init__(self) -> None:
         if self.success_metric not in SUCCESS_METRICS:
@@ -195,6 +200,8 @@ class EpisodeRunner:
         if task.modality is GoalModality.DESCRIPTION:
             return Goal(GoalModality.DESCRIPTION, text=task_goal_text(episode, index, task), target_id=target)
         image = goal_images.render(episode, task)
+        if self.run_config.goal_image_noise:
+            image, _ = noisy_goal_image(image, zlib.crc32(f"{episode.scene_id}/{episode.episode_id}/{index}".encode()))
         return Goal(GoalModality.IMAGE, image=image, image_hfov_rad=math.radians(self.sim_config.hfov_deg),
                     target_id=target)
 

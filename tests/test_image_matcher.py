@@ -9,23 +9,11 @@ import pytest
 from goat_core.errors import GoatError, InvalidGoalError
 from goat_core.matching.image import ImageMatcher, ImageMatcherConfig
 from goat_core.types import Goal, GoalModality, Instance, InstanceView, Pose2D
+from tests.textures import texture
 
 GOAL_SHAPE = (640, 360)  # GOAT-Bench portrait frame, rows x cols
 
 
-def texture(seed: int, size: int = 192) -> np.ndarray:
-    """A unique multi-scale colour texture with blobs: plenty of SIFT corners, like a painted pattern."""
-    rng = np.random.default_rng(seed)
-    img = np.zeros((size, size, 3))
-    for cell in (6, 12, 24):
-        n = size // cell + 1
-        img += cv2.resize(rng.random((n, n, 3)), (size, size), interpolation=cv2.INTER_CUBIC)
-    img = ((img - img.min()) / (img.max() - img.min()) * 255).astype(np.uint8)
-    for _ in range(30):
-        colour = tuple(int(c) for c in rng.integers(0, 256, 3))
-        centre = tuple(int(c) for c in rng.integers(0, size, 2))
-        cv2.circle(img, centre, int(rng.integers(3, 14)), colour, -1)
-    return img
 
 
 def similarity_h(angle_deg: float, scale: float, tx: float, ty: float,

@@ -14,6 +14,7 @@ from goat_core.errors import ConfigError
 from goat_core.matching.cow import boxes_relevance, centre_pixel, grid_relevance
 from goat_core.perception.image_prep import pixel_box
 from goat_core.types import CameraIntrinsics, Goal, GoalModality, Instance, InstanceView, Observation, Pose2D
+from tests.textures import texture as shared_texture
 
 W, H = 180, 320
 K = CameraIntrinsics.from_hfov(W, H, math.radians(42.0))
@@ -66,16 +67,7 @@ def tiny_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def texture(seed: int, size: int = 160) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    img = np.zeros((size, size, 3))
-    for cell in (5, 10, 20):
-        n = size // cell + 1
-        img += cv2.resize(rng.random((n, n, 3)), (size, size), interpolation=cv2.INTER_CUBIC)
-    img = ((img - img.min()) / (img.max() - img.min()) * 255).astype(np.uint8)
-    for _ in range(25):
-        colour = tuple(int(c) for c in rng.integers(0, 256, 3))
-        cv2.circle(img, tuple(int(c) for c in rng.integers(0, size, 2)), int(rng.integers(3, 12)), colour, -1)
-    return img
+    return shared_texture(seed, size, cells_px=(5, 10, 20), circles=25, max_radius_px=12)
 
 
 def observation(seed: int = 0, depth_m: float = 2.0, step: int = 0) -> Observation:

@@ -7,6 +7,7 @@ import gzip
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from goat_core.agent import AgentConfig
@@ -153,3 +154,26 @@ def test_cli_rejects_a_bad_setting_before_generating_anything(capsys) -> None:
     captured = capsys.readouterr()
     assert "success_distance_m must be > 0, got -1.0" in captured.err
     assert "generating" not in captured.err
+
+
+def _goals(episode, embedder, noise: bool) -> list:
+    config = RunConfig(max_actions_per_subtask=1, goal_image_noise=noise)
+    goals: list = []
+    with EpisodeRunner(config, AgentConfig(), MatcherConfig(), embedder=embedder) as runner:
+        runner.run_episode(episode, on_goal=lambda index, goal: goals.append((index, goal)))
+    return goals
+
+
+def test_image_noise_perturbs_image_goals_only_and_reproducibly(episode, embedder) -> None:
+    clean, noisy, again = (_goals(episode, embedder, noise) for noise in (False, True, True))
+    assert [i for i, _ in clean] == list(range(len(episode.tasks)))  # the callback sees every subtask's goal
+    images = [(c.image, n.image, a.image) for (_, c), (_, n), (_, a) in zip(clean, noisy, again, strict=True)
+              if c.modality is GoalModality.IMAGE]
+    assert images, "the fixture episode should hold an image goal"
+    for c, n, a in images:
+        assert c.shape == n.shape and n.dtype == np.uint8
+        assert np.abs(c.astype(int) - n.astype(int)).mean() > 1.0  # perturbed
+        np.testing.assert_array_equal(n, a)  # same episode, same subtask: same noise
+    for (_, c), (_, n) in zip(clean, noisy, strict=True):
+        if c.modality is not GoalModality.IMAGE:
+            assert (c.category, c.text) == (n.category, n.text)

@@ -30,9 +30,9 @@ import numpy as np
 
 from goat_core.control.frontier import FrontierConfig, FrontierExplorer
 from goat_core.control.planner import PlannerConfig, PlanningField, build_field
-from goat_core.control.policy import free_heading, heading_error_rad, tilt_action, turn_toward
+from goat_core.control.policy import drive_along, heading_error_rad, tilt_action, turn_toward
 from goat_core.errors import InvalidGoalError
-from goat_core.geometry import episode_to_pixels, wrap_angle_rad
+from goat_core.geometry import episode_to_pixels
 from goat_core.mapping.instance_memory import InstanceMemory, InstanceMemoryConfig, nearest_distance_2d_m
 from goat_core.mapping.keyframes import KeyframeConfig, KeyframeMemory
 from goat_core.mapping.occupancy import OccupancyConfig, OccupancyGrid
@@ -602,31 +602,9 @@ class Agent:
         return self._emit(action, "explore", frontier.target_xy_m, path, None, match)
 
     def _drive(self, fld: PlanningField, path: np.ndarray, pose: Pose2D) -> DiscreteAction:
-        """Face the path's lookahead waypoint, then move; detour by whole turns when the way ahead is blocked.
-
-        When the heading that points at the waypoint would drive the base into a mapped obstacle, the robot
-        commits to the nearest heading whose move is free and turns to it before trying the waypoint again,
-        so it does not swing back and forth between the two.
-        """
+        """A step along the path (goat_core.control.policy.drive_along), keeping the committed detour heading."""
         cfg = self.config
-        turn, step = cfg.actions.turn_rad, cfg.actions.forward_m
-        if self._commit_yaw is not None:
-            to_commit = turn_toward(wrap_angle_rad(self._commit_yaw - pose.yaw_rad), 0.5 * turn)
-            if to_commit is not None:
-                return to_commit
-            self._commit_yaw = None
-            if fld.forward_free(pose.yaw_rad, step):
-                return DiscreteAction.MOVE_FORWARD
-        waypoint = fld.waypoint(path, cfg.planner.lookahead_m)
-        bearing = math.atan2(waypoint[1] - pose.y_m, waypoint[0] - pose.x_m)
-        action = turn_toward(wrap_angle_rad(bearing - pose.yaw_rad), cfg.heading_tolerance_turns * turn)
-        if action is not None:
-            return action
-        if fld.forward_free(pose.yaw_rad, step):
-            return DiscreteAction.MOVE_FORWARD
-        detour = free_heading(pose, bearing, turn, lambda yaw: fld.forward_free(yaw, step))
-        if detour is None:  # boxed in on the map: turning shows more, and the stuck guard gives up eventually
-            return DiscreteAction.TURN_LEFT
-        self._commit_yaw = detour
-        action = turn_toward(wrap_angle_rad(detour - pose.yaw_rad), 0.5 * turn)
-        return DiscreteAction.TURN_LEFT if action is None else action
+        action, self._commit_yaw = drive_along(fld, path, pose, self._commit_yaw, cfg.actions.turn_rad,
+                                               cfg.actions.forward_m, cfg.planner.lookahead_m,
+                                               cfg.heading_tolerance_turns)
+        return action

@@ -7,6 +7,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from goat_core.control.planner import PlanningField
 from goat_core.geometry import wrap_angle_rad
 from goat_core.types import DiscreteAction, Pose2D
 
@@ -55,3 +56,32 @@ def tilt_action(tilt_rad: float, target_tilt_rad: float, look_rad: float) -> Opt
     if diff < -0.5 * look_rad:
         return DiscreteAction.LOOK_DOWN
     return None
+
+
+def drive_along(fld: PlanningField, path: np.ndarray, pose: Pose2D, commit_yaw_rad: Optional[float],
+                turn_rad: float, forward_m: float, lookahead_m: float, heading_tolerance_turns: float,
+                ) -> tuple[DiscreteAction, Optional[float]]:
+    """One discrete step along ``path``, and the heading committed to for the next step (None if none).
+
+    Face the path's lookahead waypoint, then move; when the heading that points at the waypoint would drive the
+    base into a mapped obstacle, commit to the nearest heading whose move is free and turn to it before trying
+    the waypoint again, so the robot does not swing back and forth between the two.
+    """
+    if commit_yaw_rad is not None:
+        to_commit = turn_toward(wrap_angle_rad(commit_yaw_rad - pose.yaw_rad), 0.5 * turn_rad)
+        if to_commit is not None:
+            return to_commit, commit_yaw_rad
+        if fld.forward_free(pose.yaw_rad, forward_m):
+            return DiscreteAction.MOVE_FORWARD, None
+    waypoint = fld.waypoint(path, lookahead_m)
+    bearing = math.atan2(waypoint[1] - pose.y_m, waypoint[0] - pose.x_m)
+    action = turn_toward(wrap_angle_rad(bearing - pose.yaw_rad), heading_tolerance_turns * turn_rad)
+    if action is not None:
+        return action, None
+    if fld.forward_free(pose.yaw_rad, forward_m):
+        return DiscreteAction.MOVE_FORWARD, None
+    detour = free_heading(pose, bearing, turn_rad, lambda yaw: fld.forward_free(yaw, forward_m))
+    if detour is None:  # boxed in on the map: turning shows more, and the stuck guard gives up eventually
+        return DiscreteAction.TURN_LEFT, None
+    action = turn_toward(wrap_angle_rad(detour - pose.yaw_rad), 0.5 * turn_rad)
+    return (DiscreteAction.TURN_LEFT if action is None else action), detour

@@ -20,7 +20,7 @@ from typing import Optional
 import numpy as np
 
 from goat_core.control.planner import PlannerConfig, PlanningField, build_field
-from goat_core.control.policy import free_heading, tilt_action, turn_toward
+from goat_core.control.policy import drive_along, tilt_action, turn_toward
 from goat_core.errors import ConfigError, InvalidGoalError
 from goat_core.geometry import wrap_angle_rad
 from goat_core.mapping.occupancy import OccupancyConfig, OccupancyGrid
@@ -182,30 +182,12 @@ class PoseGoalNavigator:
         return max(float(np.linalg.norm(p - start)) for p in self._recent_xy) < cfg.progress_m
 
     def _drive(self, fld: PlanningField, path: np.ndarray, pose: Pose2D) -> DiscreteAction:
-        """Face the path's lookahead waypoint, then move; detour by whole turns when the way ahead is blocked
-        (the GOAT agent's rule, ``Agent._drive``)."""
+        """A step along the path (goat_core.control.policy.drive_along), keeping the committed detour heading."""
         cfg = self.config
-        turn, step = cfg.actions.turn_rad, cfg.actions.forward_m
-        if self._commit_yaw is not None:
-            to_commit = turn_toward(wrap_angle_rad(self._commit_yaw - pose.yaw_rad), 0.5 * turn)
-            if to_commit is not None:
-                return to_commit
-            self._commit_yaw = None
-            if fld.forward_free(pose.yaw_rad, step):
-                return DiscreteAction.MOVE_FORWARD
-        waypoint = fld.waypoint(path, cfg.planner.lookahead_m)
-        bearing = math.atan2(waypoint[1] - pose.y_m, waypoint[0] - pose.x_m)
-        action = turn_toward(wrap_angle_rad(bearing - pose.yaw_rad), cfg.heading_tolerance_turns * turn)
-        if action is not None:
-            return action
-        if fld.forward_free(pose.yaw_rad, step):
-            return DiscreteAction.MOVE_FORWARD
-        detour = free_heading(pose, bearing, turn, lambda yaw: fld.forward_free(yaw, step))
-        if detour is None:
-            return DiscreteAction.TURN_LEFT
-        self._commit_yaw = detour
-        action = turn_toward(wrap_angle_rad(detour - pose.yaw_rad), 0.5 * turn)
-        return DiscreteAction.TURN_LEFT if action is None else action
+        action, self._commit_yaw = drive_along(fld, path, pose, self._commit_yaw, cfg.actions.turn_rad,
+                                               cfg.actions.forward_m, cfg.planner.lookahead_m,
+                                               cfg.heading_tolerance_turns)
+        return action
 
 
 def _cell(fld: PlanningField, xy_m: np.ndarray) -> tuple[int, int]:

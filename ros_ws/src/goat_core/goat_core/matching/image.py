@@ -373,6 +373,11 @@ class ImageMatcher:
             self._instance_scores.setdefault(iid, previous)
 
     def _view_descriptors(self, iid: int, view: InstanceView) -> _Features:
+        gray, mask = self._view_gray_and_mask(iid, view)
+        return self._extract(self._view_sift, gray, mask)
+
+    def _view_gray_and_mask(self, iid: int, view: InstanceView) -> tuple[np.ndarray, np.ndarray]:
+        """A stored view as the matcher describes it: grayscale, downscaled, and its dilated mask (uint8 0/255)."""
         if view.rgb.ndim != 3 or view.rgb.dtype != np.uint8 or view.mask.shape != view.rgb.shape[:2]:
             raise GoatError(f"view of instance {iid} at step {view.step} must be a uint8 (h, w, 3) crop with "
                             f"a matching mask, got rgb {view.rgb.dtype} {view.rgb.shape}, "
@@ -383,7 +388,7 @@ class ImageMatcher:
             mask = cv2.resize(mask, (gray.shape[1], gray.shape[0]), interpolation=cv2.INTER_NEAREST)
         radius = self.config.mask_dilation_px
         kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * radius + 1, 2 * radius + 1))
-        return self._extract(self._view_sift, gray, cv2.dilate(mask, kernel))
+        return gray, cv2.dilate(mask, kernel)
 
     @staticmethod
     def _extract(sift: cv2.SIFT, gray: np.ndarray, mask: Optional[np.ndarray]) -> _Features:

@@ -124,16 +124,8 @@ class XFeatImageMatcher(ImageMatcher):
         self._xfeat_goal = features
 
     def _view_descriptors(self, iid: int, view: InstanceView) -> _Features:
-        if view.rgb.ndim != 3 or view.rgb.dtype != np.uint8 or view.mask.shape != view.rgb.shape[:2]:
-            raise GoatError(f"view of instance {iid} at step {view.step} must be a uint8 (h, w, 3) crop with "
-                            f"a matching mask, got rgb {view.rgb.dtype} {view.rgb.shape}, mask {view.mask.shape}")
-        gray, scale = _to_gray(view.rgb, self.config.view_max_side_px)
-        mask: np.ndarray = np.where(view.mask, 255, 0).astype(np.uint8)
-        if scale < 1.0:
-            mask = cv2.resize(mask, (gray.shape[1], gray.shape[0]), interpolation=cv2.INTER_NEAREST)
-        radius = self.config.mask_dilation_px
-        kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * radius + 1, 2 * radius + 1))
-        return self._xfeat_features(gray, cv2.dilate(mask, kernel) > 0, self.xfeat_config.view_keypoints)
+        gray, mask = self._view_gray_and_mask(iid, view)
+        return self._xfeat_features(gray, mask > 0, self.xfeat_config.view_keypoints)
 
     def _xfeat_features(self, gray: np.ndarray, mask: Optional[np.ndarray], top_k: int) -> _XFeatFeatures:
         """Keypoints and descriptors of a grayscale image, inside ``mask`` when given."""
