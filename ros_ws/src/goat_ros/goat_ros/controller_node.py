@@ -78,17 +78,25 @@ class ControllerNode(Node):
         self.get_logger().info(f"controller ready (perception: {self.params.perception_backend})")
 
     def _build_agent(self) -> Any:
-        if self.params.perception_backend != "ground_truth":
-            raise GoatError(f"perception_backend {self.params.perception_backend!r} is not available; "
-                            "expected 'ground_truth'")
+        """The agent over the configured perception backend and matcher; model folders are checked first."""
         from goat_core.agent import AgentConfig
         from goat_core.matching.matcher import MatcherConfig
+        from goat_core.matching.selection import StackConfig
+        from goat_core.perception.factory import PerceptionConfig
+        from goat_core.perception.model_folder import check_model_folder
         from goat_nav.runner import build_agent
         from sim_bridge.embedded.catalogue import CATALOGUE
 
-        # The ground-truth backend names every category of the simulator's catalogue (as the in-process run).
-        return build_agent(AgentConfig(use_memory=self.params.use_memory), MatcherConfig(),
-                           [spec.name for spec in CATALOGUE])
+        p = self.params
+        stack = StackConfig(perception=PerceptionConfig(backend=p.perception_backend, model_dir=p.model_dir or None,
+                                                        device=p.device),
+                            matcher=p.matcher, image_matcher=p.image_matcher, clip_model_dir=p.clip_model_dir or None)
+        if p.perception_backend != "ground_truth":
+            check_model_folder(p.model_dir or None, p.perception_backend)
+        # Every backend names the categories of the simulator's catalogue (GOAT's object vocabulary), as the
+        # in-process run does.
+        return build_agent(AgentConfig(use_memory=p.use_memory), MatcherConfig(), [spec.name for spec in CATALOGUE],
+                           stack=stack)
 
     def _add_sensor_subscriptions(self) -> None:
         subs: list[tuple[str, type, str]] = [

@@ -35,7 +35,13 @@ class SimBridgeParams:
 
 @dataclass(frozen=True)
 class ControllerParams:
-    perception_backend: str = _p("ground_truth", "perception backend: ground_truth (simulator segmentation)")
+    perception_backend: str = _p("ground_truth", "perception backend: ground_truth (simulator segmentation), owlvit "
+                                                 "or owlv2 (open-vocabulary detector from model_dir)")
+    model_dir: str = _p("", "local folder of the OWL-ViT / OWLv2 model (docs/perception.md); empty for ground_truth")
+    matcher: str = _p("structured", "goal matcher: structured, modular_goat (needs clip_model_dir) or cow")
+    image_matcher: str = _p("sift", "keypoints of image goals: sift (OpenCV) or xfeat (XFeat + LighterGlue)")
+    clip_model_dir: str = _p("", "local folder of a CLIP model (modular_goat; cow with clip_patches relevance)")
+    device: str = _p("cpu", "where the models run: cpu, cuda or cuda:N")
     use_memory: bool = _p(True, "keep the map and instances across subtasks; False is the no-memory ablation")
     camera_height_m: float = _p(1.31, "height of the head camera's optical centre above the floor (Stretch: 1.31)")
     action_timeout_s: float = _p(30.0, "no action result or no fresh observation set for this long ends the "
