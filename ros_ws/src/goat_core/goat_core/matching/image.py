@@ -90,6 +90,9 @@ class ImageMatcherConfig:
     # Votes that make an instance a confident candidate by themselves. On simulator homes the goal gathered
     # 17-30 weighted votes from frames near it, other instances at most 8.5 (prototype, 5 image goals).
     min_frame_votes: float = 10.0
+    # ... and only when some crop of the same instance agrees with the goal this much (RANSAC inliers): votes
+    # also land on what stands behind or under the goal object, a crop of that neighbour rarely matches.
+    frame_min_crop_inliers: int = 6
     max_keyframes_per_step: int = 20  # keyframes compared per match() call (~3 ms each)
 
     def __post_init__(self) -> None:
@@ -305,7 +308,9 @@ class ImageMatcher:
                                pending=self._work_left)
         frames = sorted((ScoredInstance(iid, v) for iid, v in self._frame_votes.items() if iid in instances),
                         key=lambda s: (-s.score, s.instance_id))
-        if frames and all_seen and frames[0].score >= cfg.min_frame_votes and self._clear_winner(frames, instances):
+        if (frames and all_seen and frames[0].score >= cfg.min_frame_votes
+                and self.instance_inliers(frames[0].instance_id) >= cfg.frame_min_crop_inliers
+                and self._clear_winner(frames, instances)):
             return MatchResult(instance_id=frames[0].instance_id, score=ranked[0].score, confident=True,
                                pending=self._work_left)
         return MatchResult(instance_id=ranked[0].instance_id, score=ranked[0].score, confident=False,
