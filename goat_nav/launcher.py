@@ -53,8 +53,9 @@ def record_overrides(path: Path) -> dict[str, Any]:
 
 
 def _run_isolated(bringup: str, overrides: dict[str, dict[str, Any]], record: bool) -> int:
-    from goat_ros.graph import NODES, bringup_nodes, params_args, repo_config_dir
+    from goat_ros.graph import NODES, bringup_nodes, bringup_overrides, params_args, repo_config_dir
 
+    overrides = bringup_overrides(bringup, overrides)
     procs = []
     for name in bringup_nodes(bringup, record):
         spec = NODES[name]

@@ -32,9 +32,10 @@ def _node(name: str, overrides: dict[str, Any], use_sim_time: Any, log_level: An
 
 def goat_nodes(bringup: str, overrides: dict[str, dict[str, Any]], use_sim_time: Any, log_level: Any) -> list[Any]:
     """One launch_ros Node per node of the bringup: params YAML first, then the launch-argument overrides."""
-    from goat_ros.graph import BRINGUPS
+    from goat_ros.graph import BRINGUPS, bringup_overrides
 
-    return [_node(name, overrides.get(name, {}), use_sim_time, log_level) for name in BRINGUPS[bringup]]
+    merged = bringup_overrides(bringup, overrides)
+    return [_node(name, merged.get(name, {}), use_sim_time, log_level) for name in BRINGUPS[bringup]]
 
 
 def recorder_node(record: Any, use_sim_time: Any, log_level: Any) -> Any:

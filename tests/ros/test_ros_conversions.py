@@ -122,3 +122,62 @@ def test_subtask_record_round_trip() -> None:
                            distance_to_goal_m=0.1, actions=(DiscreteAction.TURN_LEFT, DiscreteAction.MOVE_FORWARD,
                                                             DiscreteAction.STOP), scene_id="s")
     assert cv.msg_to_record(cv.record_to_msg(record, HDR)) == record
+
+
+# --------------------------------------------------------------------------------- approximate-time sync
+
+
+def _part_msgs() -> dict[str, object]:
+    """One message of every base part (their content is not read by add())."""
+    return {part: object() for part in ("rgb", "depth", "info", "joints", "odom")}
+
+
+def test_exact_sync_needs_one_stamp_for_every_part() -> None:
+    from goat_ros.observation_sync import ObservationSync
+
+    sync = ObservationSync(with_segmentation=False, camera_height_m=1.31)
+    parts = _part_msgs()
+    completed = [sync.add(p, 1000 if p != "odom" else 1001, m) for p, m in parts.items()]
+    assert not any(completed)  # odometry one nanosecond off: never a set
+
+
+def test_approximate_sync_groups_parts_around_each_image() -> None:
+    from goat_ros.observation_sync import ObservationSync
+
+    ms = 1_000_000
+    sync = ObservationSync(with_segmentation=False, camera_height_m=1.31, max_skew_s=0.05)
+    odom_msgs = {t: object() for t in (0, 33 * ms, 66 * ms, 100 * ms)}
+    for t, m in odom_msgs.items():  # 30 Hz odometry
+        assert not sync.add("odom", t, m)
+    assert not sync.add("joints", 90 * ms, object())
+    assert not sync.add("depth", 71 * ms, object())
+    assert not sync.add("info", 70 * ms, object())
+    assert sync.add("rgb", 70 * ms, "image")  # every part within 50 ms of the image: a set
+    assert sync.latest_stamp_ns == 70 * ms
+    assert sync._latest is not None and sync._latest.parts["odom"] is odom_msgs[66 * ms]  # the nearest one
+    assert not sync.add("rgb", 60 * ms, "older image")  # older than the newest set: ignored
+    assert not sync.add("rgb", 200 * ms, "later image")  # nothing else near it yet
+    assert sync.add("depth", 190 * ms, object()) is False
+    assert sync.add("info", 200 * ms, object()) is False
+    assert sync.add("joints", 210 * ms, object()) is False
+    assert sync.add("odom", 160 * ms, object()) is True  # the last part within 50 ms completes the 200 ms set
+    assert sync.latest_stamp_ns == 200 * ms
+
+
+def test_a_negative_tolerance_is_refused() -> None:
+    from goat_ros.observation_sync import ObservationSync
+
+    with pytest.raises(ValueError, match="max_skew_s"):
+        ObservationSync(with_segmentation=False, camera_height_m=1.31, max_skew_s=-0.1)
+
+
+def test_the_robot_bringup_syncs_approximately_and_user_overrides_win() -> None:
+    from goat_ros.graph import bringup_overrides
+    from goat_ros.params import ControllerParams
+
+    assert ControllerParams().sync_tolerance_s == 0.0  # the simulator's exact sets are the default
+    merged = bringup_overrides("stretch", {"controller": {"use_memory": False}})
+    assert merged["controller"] == {"sync_tolerance_s": 0.05, "use_memory": False}
+    assert bringup_overrides("stretch", {"controller": {"sync_tolerance_s": 0.1}})["controller"] == {
+        "sync_tolerance_s": 0.1}
+    assert bringup_overrides("sim", {}) == {}

@@ -58,7 +58,8 @@ class ControllerNode(Node):
         self.params = declare(self, ControllerParams)
         self.agent = self._build_agent()
         self._sync = ObservationSync(with_segmentation=self.params.perception_backend == "ground_truth",
-                                     camera_height_m=self.params.camera_height_m)
+                                     camera_height_m=self.params.camera_height_m,
+                                     max_skew_s=self.params.sync_tolerance_s)
         self._subtask: Optional[_Subtask] = None
         self._episode_id: Optional[str] = None
         self._anchor: Optional[Pose2D] = None  # odom pose at the episode start (the map frame's origin)

@@ -61,6 +61,20 @@ BRINGUPS: dict[str, tuple[str, ...]] = {
 }
 RECORDER = "recorder"  # joins any bringup when its run is recorded (--record PATH, record:=PATH)
 
+# What a bringup sets differently from the node defaults (before any user override). On the robot the camera,
+# joint states and odometry do not share stamps: the controller groups them around each colour image.
+BRINGUP_PARAMS: dict[str, dict[str, dict[str, Any]]] = {
+    "stretch": {"controller": {"sync_tolerance_s": 0.05}},
+}
+
+
+def bringup_overrides(bringup: str, overrides: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The bringup's own settings (BRINGUP_PARAMS) with the user's overrides on top, per node."""
+    merged = {node: dict(values) for node, values in BRINGUP_PARAMS.get(bringup, {}).items()}
+    for node, values in overrides.items():
+        merged.setdefault(node, {}).update(values)
+    return merged
+
 
 def bringup_nodes(bringup: str, record: bool = False) -> tuple[str, ...]:
     """The nodes ``bringup`` runs; a recorded run starts the recorder first, so it subscribes before the rest
@@ -104,6 +118,7 @@ def node_factories(bringup: str, overrides: dict[str, dict[str, Any]],
     if unknown:
         raise ValueError(f"overrides name unknown nodes {sorted(unknown)}; nodes are {sorted(NODES)}")
     folder = config_dir or repo_config_dir()
+    overrides = bringup_overrides(bringup, overrides)
     factories = []
     for name in names:
         spec = NODES[name]

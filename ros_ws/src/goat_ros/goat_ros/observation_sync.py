@@ -1,8 +1,14 @@
-"""Assemble one core Observation from the messages of one observation set (same header stamp). No rclpy.
+"""Assemble one core Observation from the messages of one observation set. No rclpy.
 
-The robot side publishes rgb, depth, camera info, joint states, odometry and (simulator only) segmentation and
-its labels with one stamp per set. Sets arrive part by part and possibly interleaved; a set is complete when
-every required part of its stamp is in. Only the newest complete set is kept.
+The simulator bridge publishes rgb, depth, camera info, joint states, odometry and (simulator only)
+segmentation and its labels with one stamp per set. Sets arrive part by part and possibly interleaved; a set is
+complete when every required part of its stamp is in. Only the newest complete set is kept.
+
+Real sensors do not share stamps: the head camera, the joint states and the wheel odometry run on their own
+clocks and rates. With ``max_skew_s > 0`` a set is built around each colour image instead (approximate-time
+matching, as message_filters' ApproximateTime does for a pivot topic): every other part contributes its message
+nearest in time to the image, and the set is complete when all of them lie within ``max_skew_s`` of it. The set
+takes the image's stamp.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from goat_ros import conversions as cv
 PARTS_BASE = ("rgb", "depth", "info", "joints", "odom")
 PARTS_GT = ("segmentation", "labels")
 MAX_PENDING_SETS = 8  # incomplete sets older than the newest this many are dropped
+MAX_BUFFERED_PER_PART = 30  # approximate-time matching: messages kept per part (1 s of 30 Hz joint states)
 TILT_JOINT = "joint_head_tilt"
 
 
@@ -46,15 +53,21 @@ class _Set:
 
 
 class ObservationSync:
-    def __init__(self, with_segmentation: bool, camera_height_m: float) -> None:
+    def __init__(self, with_segmentation: bool, camera_height_m: float, max_skew_s: float = 0.0) -> None:
+        if not max_skew_s >= 0.0:
+            raise ValueError(f"max_skew_s must be >= 0 (0: exact stamps), got {max_skew_s!r}")
         self._required = PARTS_BASE + (PARTS_GT if with_segmentation else ())
         self._camera_height_m = camera_height_m
+        self._max_skew_ns = int(round(max_skew_s * 1e9))
         self._pending: dict[int, _Set] = {}
+        self._buffers: dict[str, list[tuple[int, Any]]] = {p: [] for p in self._required}
         self.latest_stamp_ns = -1
         self._latest: Optional[_Set] = None
 
     def add(self, part: str, stamp_ns: int, msg: Any) -> bool:
         """Store one part; True when it completed a set newer than the newest complete one."""
+        if self._max_skew_ns > 0:
+            return self._add_approximate(part, stamp_ns, msg)
         if stamp_ns <= self.latest_stamp_ns:
             return False
         entry = self._pending.setdefault(stamp_ns, _Set())
@@ -67,6 +80,34 @@ class ObservationSync:
         for old in [s for s in self._pending if s <= stamp_ns]:
             del self._pending[old]
         return True
+
+    def _add_approximate(self, part: str, stamp_ns: int, msg: Any) -> bool:
+        buffer = self._buffers.setdefault(part, [])
+        buffer.append((stamp_ns, msg))
+        buffer.sort(key=lambda item: item[0])  # sensors may deliver slightly out of order
+        del buffer[:-MAX_BUFFERED_PER_PART]
+        # Newest image first: the freshest set that can be completed now wins.
+        for image_ns, _ in reversed(self._buffers["rgb"]):
+            if image_ns <= self.latest_stamp_ns:
+                return False
+            parts = self._nearest_parts(image_ns)
+            if parts is not None:
+                self.latest_stamp_ns, self._latest = image_ns, _Set(parts)
+                return True
+        return False
+
+    def _nearest_parts(self, image_ns: int) -> Optional[dict[str, Any]]:
+        """Every required part's message nearest to ``image_ns``, or None if one has none within the skew."""
+        parts: dict[str, Any] = {}
+        for name in self._required:
+            candidates = self._buffers.get(name, [])
+            if not candidates:
+                return None
+            stamp_ns, msg = min(candidates, key=lambda item: (abs(item[0] - image_ns), item[0]))
+            if abs(stamp_ns - image_ns) > self._max_skew_ns:
+                return None
+            parts[name] = msg
+        return parts
 
     def observation(self, feedback: Optional[ActionFeedback], anchor: Optional[Pose2D]) -> Observation:
         """The newest complete set as an Observation in the episode frame (``anchor`` = odom pose at start).

@@ -47,6 +47,8 @@ class ControllerParams:
     action_timeout_s: float = _p(30.0, "no action result or no fresh observation set for this long ends the "
                                        "subtask as an error")
     publish_debug: bool = _p(True, "publish /goat/map, instance markers, the path and the goal for rviz")
+    sync_tolerance_s: float = _p(0.0, "0: one observation set shares one stamp (simulator bridge); > 0: parts "
+                                      "within this of each colour image form a set (real sensors, e.g. 0.05)")
 
 
 @dataclass(frozen=True)
