@@ -60,7 +60,8 @@ def run_generate(args: argparse.Namespace) -> int:
 def run_config_from_args(args: argparse.Namespace) -> RunConfig:
     """The run settings of the ``goat-nav bench`` flags (shared by every suite)."""
     overrides: dict[str, Any] = {"use_memory": not args.no_memory,
-                                 "goal_image_noise": bool(getattr(args, "image_noise", False))}
+                                 "goal_image_noise": bool(getattr(args, "image_noise", False)),
+                                 "goal_paraphrase": bool(getattr(args, "paraphrase", False))}
     if args.max_actions is not None:
         overrides["max_actions_per_subtask"] = args.max_actions
     if args.success_distance_m is not None:

@@ -69,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="ablation: forget the map and instances at the start of every subtask")
     bench.add_argument("--image-noise", action="store_true",
                        help="noise robustness: Gaussian pixel noise on image goals, sigma ~ U(0.1, 2.0) (GOAT-Bench)")
+    bench.add_argument("--paraphrase", action="store_true",
+                       help="noise robustness: description goals restated in other words (relation synonyms, "
+                            "room clause first, an instruction verb)")
     bench.add_argument("--out", type=Path, default=None, help="write results JSON here (updated per episode)")
     bench.add_argument("--report", type=Path, default=None, help="write a self-contained HTML report here")
     bench.add_argument("--max-actions", type=_positive_int, default=None,

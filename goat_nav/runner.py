@@ -16,6 +16,7 @@ import numpy as np
 from goat_core.agent import Agent, AgentConfig
 from goat_core.bench.episodes import GoalObject, GoatEpisode, GoatTask, goals_for_task
 from goat_core.bench.metrics import spl as spl_metric
+from goat_core.bench.paraphrase import paraphrase_description
 from goat_core.bench.results import SubtaskRecord
 from goat_core.bench.suite_metrics import noisy_goal_image
 from goat_core.errors import ConfigError, GoatError, UnreachableGoalError
@@ -45,6 +46,8 @@ class RunConfig:
     # GOAT-Bench's noise-robustness study: image goals get Gaussian pixel noise, sigma ~ U(0.1, 2.0) (see
     # goat_core.bench.suite_metrics.noisy_goal_image), drawn per subtask from the episode id and index.
     goal_image_noise: bool = False
+    # ... and description goals are restated in other words (goat_core.bench.paraphrase), per subtask
+    goal_paraphrase: bool = False
 
     def __post_init__(self) -> None:
         if self.success_metric not in SUCCESS_METRICS:
@@ -98,6 +101,11 @@ def build_agent(agent_config: AgentConfig, matcher_config: MatcherConfig, labels
     else with the perception backend and goal matcher that ``stack`` selects (models from local folders)."""
     perception, matcher = build_stack(stack if stack is not None else StackConfig(), labels, matcher_config, embedder)
     return Agent(agent_config, perception, matcher)
+
+
+def _subtask_seed(episode: GoatEpisode, index: int) -> int:
+    """A seed of one subtask (noise, paraphrases) that depends on nothing but the episode and the index."""
+    return zlib.crc32(f"{episode.scene_id}/{episode.episode_id}/{index}".encode())
 
 
 def _procedural_home(scene_id: str) -> Home:
@@ -198,10 +206,13 @@ class EpisodeRunner:
         if task.modality is GoalModality.CATEGORY:
             return Goal(GoalModality.CATEGORY, category=task_goal_text(episode, index, task), target_id=target)
         if task.modality is GoalModality.DESCRIPTION:
-            return Goal(GoalModality.DESCRIPTION, text=task_goal_text(episode, index, task), target_id=target)
+            text = task_goal_text(episode, index, task)
+            if self.run_config.goal_paraphrase:
+                text = paraphrase_description(text, _subtask_seed(episode, index))
+            return Goal(GoalModality.DESCRIPTION, text=text, target_id=target)
         image = goal_images.render(episode, task)
         if self.run_config.goal_image_noise:
-            image, _ = noisy_goal_image(image, zlib.crc32(f"{episode.scene_id}/{episode.episode_id}/{index}".encode()))
+            image, _ = noisy_goal_image(image, _subtask_seed(episode, index))
         return Goal(GoalModality.IMAGE, image=image, image_hfov_rad=math.radians(self.sim_config.hfov_deg),
                     target_id=target)
 

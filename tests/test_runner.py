@@ -156,8 +156,8 @@ def test_cli_rejects_a_bad_setting_before_generating_anything(capsys) -> None:
     assert "generating" not in captured.err
 
 
-def _goals(episode, embedder, noise: bool) -> list:
-    config = RunConfig(max_actions_per_subtask=1, goal_image_noise=noise)
+def _goals(episode, embedder, noise: bool, paraphrase: bool = False) -> list:
+    config = RunConfig(max_actions_per_subtask=1, goal_image_noise=noise, goal_paraphrase=paraphrase)
     goals: list = []
     with EpisodeRunner(config, AgentConfig(), MatcherConfig(), embedder=embedder) as runner:
         runner.run_episode(episode, on_goal=lambda index, goal: goals.append((index, goal)))
@@ -177,3 +177,11 @@ def test_image_noise_perturbs_image_goals_only_and_reproducibly(episode, embedde
     for (_, c), (_, n) in zip(clean, noisy, strict=True):
         if c.modality is not GoalModality.IMAGE:
             assert (c.category, c.text) == (n.category, n.text)
+
+
+def test_paraphrase_restates_description_goals_only(episode, embedder) -> None:
+    clean, restated = _goals(episode, embedder, False), _goals(episode, embedder, False, paraphrase=True)
+    pairs = [(c, r) for (_, c), (_, r) in zip(clean, restated, strict=True)]
+    described = [(c.text, r.text) for c, r in pairs if c.modality is GoalModality.DESCRIPTION]
+    assert described and any(a != b for a, b in described)
+    assert all(c.category == r.category for c, r in pairs if c.modality is GoalModality.CATEGORY)
