@@ -19,6 +19,7 @@ from goat_core.bench.episodes import GoatDataset, GoatEpisode, goals_for_task, l
 from goat_core.bench.langmap import EXTRA_LEVELS
 from goat_core.bench.results import SubtaskRecord, Summary, summarise, write_results_json
 from goat_core.errors import GoatError
+from goat_core.mapping.keyframes import KeyframeConfig
 from goat_core.matching.cow import CowConfig
 from goat_core.matching.matcher import MatcherConfig
 from goat_core.matching.selection import StackConfig
@@ -83,6 +84,12 @@ def format_summary(summary: Summary) -> str:
     return "\n".join(lines)
 
 
+def agent_config_from_args(args: argparse.Namespace, run_config: RunConfig) -> AgentConfig:
+    """The agent's settings of the ``goat-nav bench`` flags: the memory ablation and keyframe evidence."""
+    return AgentConfig(use_memory=run_config.use_memory,
+                       keyframes=KeyframeConfig(enabled=bool(getattr(args, "keyframes", False))))
+
+
 def stack_config(args: argparse.Namespace) -> StackConfig:
     """Perception backend and goal matcher from the command line (defaults: ground truth, structured)."""
     perception = PerceptionConfig(backend=getattr(args, "perception", "ground_truth"),
@@ -112,7 +119,7 @@ def prepare_run(args: argparse.Namespace, runner: str) -> tuple[Sequence[GoatEpi
         source = f"procedural seed={args.seed}"
     meta: dict[str, Any] = {"suite": args.suite, "source": source, "seed": args.seed,
                             "run_config": dataclasses.asdict(run_config),
-                            "agent_config": dataclasses.asdict(AgentConfig(use_memory=run_config.use_memory)),
+                            "agent_config": dataclasses.asdict(agent_config_from_args(args, run_config)),
                             "perception": stack.perception.backend, "stack": stack.describe(), "runner": runner}
     return episodes, run_config, meta
 
@@ -197,7 +204,7 @@ def run_bench(args: argparse.Namespace) -> int:
     bar = tqdm(episodes, desc="episodes", unit="ep", disable=args.quiet, file=sys.stderr)
     sim_config = SimConfig()
     stack = stack_config(args)
-    with EpisodeRunner(run_config, AgentConfig(use_memory=run_config.use_memory), MatcherConfig(), sim_config,
+    with EpisodeRunner(run_config, agent_config_from_args(args, run_config), MatcherConfig(), sim_config,
                        stack=stack) as runner, recorder if recorder is not None else contextlib.nullcontext():
         for episode in bar:
             tap = _SubtaskTap(episode, run_config, math.radians(sim_config.hfov_deg), recorder, args.verbose)

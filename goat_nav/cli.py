@@ -67,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="replay episodes from a GOAT-Bench style .json/.json.gz instead of generating them")
     bench.add_argument("--no-memory", action="store_true",
                        help="ablation: forget the map and instances at the start of every subtask")
+    bench.add_argument("--keyframes", action="store_true",
+                       help="image goals also use whole remembered frames (keyframe votes): higher SPL, lower SR on "
+                            "simulator homes (see goat_core/mapping/keyframes.py)")
     bench.add_argument("--image-noise", action="store_true",
                        help="noise robustness: Gaussian pixel noise on image goals, sigma ~ U(0.1, 2.0) (GOAT-Bench)")
     bench.add_argument("--paraphrase", action="store_true",

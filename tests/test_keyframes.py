@@ -32,7 +32,7 @@ def observation(rgb: np.ndarray, pose: Pose2D, step: int = 0, tilt_rad: float = 
 
 
 def test_a_new_view_is_kept_and_a_repeated_one_is_not() -> None:
-    memory = KeyframeMemory()
+    memory = KeyframeMemory(KeyframeConfig(enabled=True))
     img, obj_mask, _ = scene()
     assert memory.offer(observation(img, Pose2D(0.0, 0.0, 0.0)), [(obj_mask, 4)]) is not None
     assert memory.offer(observation(img, Pose2D(0.2, 0.1, 0.2), step=1), [(obj_mask, 4)]) is None  # same view
@@ -47,7 +47,7 @@ def test_a_new_view_is_kept_and_a_repeated_one_is_not() -> None:
 
 def test_keypoints_carry_the_memory_id_of_the_instance_under_them() -> None:
     img, obj_mask, wall_mask = scene()
-    kf = KeyframeMemory(KeyframeConfig(image_scale=0.5)).offer(observation(img, Pose2D(0, 0, 0)),
+    kf = KeyframeMemory(KeyframeConfig(enabled=True, image_scale=0.5)).offer(observation(img, Pose2D(0, 0, 0)),
                                                                  [(obj_mask, 7), (wall_mask, 3)])
     assert kf is not None and len(kf.points_px) > 50
     assert kf.descriptors.dtype == np.uint8 and kf.descriptors.shape == (len(kf.points_px), 128)
@@ -59,7 +59,7 @@ def test_keypoints_carry_the_memory_id_of_the_instance_under_them() -> None:
 
 
 def test_the_oldest_keyframes_go_beyond_the_cap() -> None:
-    memory = KeyframeMemory(KeyframeConfig(max_keyframes=2))
+    memory = KeyframeMemory(KeyframeConfig(enabled=True, max_keyframes=2))
     img, _, _ = scene()
     for i in range(4):
         memory.offer(observation(img, Pose2D(float(i), 0.0, 0.0), step=i), [])
@@ -90,7 +90,7 @@ def _instance(iid: int, category: str, x_m: float) -> Instance:
 def test_frames_that_show_the_goal_surroundings_vote_for_the_object_at_the_picture_centre() -> None:
     goal_img, _, _ = scene()
     seen, obj_mask, wall_mask = scene(shift_px=30)  # the robot saw the same place from a little to the side
-    keyframes = KeyframeMemory(KeyframeConfig(image_scale=0.75))
+    keyframes = KeyframeMemory(KeyframeConfig(enabled=True, image_scale=0.75))
     keyframes.offer(observation(seen, Pose2D(0, 0, 0)), [(obj_mask, 7), (wall_mask, 3)])
     instances = {7: _instance(7, "vase", 1.0), 3: _instance(3, "wall", 3.0)}  # no views: frames only
     # By default votes need some agreement of a crop too; here there is none, so they only rank.
@@ -116,7 +116,7 @@ def test_frames_that_show_the_goal_surroundings_vote_for_the_object_at_the_pictu
 
 def test_frame_votes_restart_with_a_new_goal_and_after_reset() -> None:
     goal_img, obj_mask, wall_mask = scene()
-    keyframes = KeyframeMemory()
+    keyframes = KeyframeMemory(KeyframeConfig(enabled=True))
     keyframes.offer(observation(goal_img, Pose2D(0, 0, 0)), [(obj_mask, 7), (wall_mask, 3)])
     matcher = ImageMatcher()
     matcher.observe_keyframes(keyframes.keyframes)
@@ -131,3 +131,8 @@ def test_frame_votes_restart_with_a_new_goal_and_after_reset() -> None:
     assert matcher.frame_votes(7) == pytest.approx(first)  # same frames, same goal: same votes
     matcher.reset()
     assert matcher.frame_votes(7) == 0.0
+
+
+def test_keyframes_are_off_unless_asked_for() -> None:
+    img, obj_mask, _ = scene()
+    assert KeyframeMemory().offer(observation(img, Pose2D(0.0, 0.0, 0.0)), [(obj_mask, 4)]) is None

@@ -30,7 +30,11 @@ from goat_core.types import Observation, Pose2D
 class KeyframeConfig:
     """Which frames are kept and how they are described."""
 
-    enabled: bool = True
+    # Off by default. Measured on 20 procedural episodes each (seed 9000, ground truth perception): with
+    # keyframes SR 0.780 / SPL 0.602 (image goals 0.52 / 0.35), without SR 0.799 / SPL 0.587 (image 0.58 /
+    # 0.29). Frame votes find the goal sooner when they are right (higher SPL) but also make some look-alikes
+    # confident, and SR is GOAT-Bench's primary metric.
+    enabled: bool = False
     min_distance_m: float = 0.5  # a frame is new if no kept frame was taken this close ...
     min_heading_rad: float = math.radians(30.0)  # ... looking within this angle ...
     min_tilt_rad: float = math.radians(15.0)  # ... with the head tilted within this angle
