@@ -57,8 +57,11 @@ fi
 if [ "$WITH_TESTS" = 1 ] && ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "[setup] installing headless Chromium for the report test"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      chromium fonts-liberation >/dev/null
+    # Not fatal: without a browser the report's browser test skips and says why; everything else still runs.
+    if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        chromium fonts-liberation >/dev/null; }; then
+      echo "[setup] could not install chromium with apt: the report's browser test will be skipped" >&2
+    fi
   else
     echo "[setup] chromium not found and not root: the report's browser test will be skipped" >&2
   fi
