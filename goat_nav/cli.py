@@ -122,9 +122,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "bench" and (args.suite != "goat" or args.ros) and (
-                args.perception, args.matcher, args.image_matcher) != ("ground_truth", "structured", "sift"):
-            raise GoatError("--perception/--matcher/--image-matcher other than the defaults run with the in-process "
-                            "GOAT suite only (goat-nav bench without --ros or --suite) for now")
+                (args.perception, args.matcher, args.image_matcher) != ("ground_truth", "structured", "sift")
+                or args.keyframes):
+            raise GoatError("--perception/--matcher/--image-matcher other than the defaults and --keyframes run with "
+                            "the in-process GOAT suite only (goat-nav bench without --ros or --suite) for now")
         if args.command == "bench" and args.ros:
             from goat_nav.ros_bench import run_ros_bench
 
