@@ -1,6 +1,6 @@
 """Physical robot bringup: our Stretch driver, the head camera (stretch_core), perception and the controller.
 
-    ros2 launch launch/stretch.launch.py use_rviz:=true
+    ros2 launch launch/stretch.launch.py use_rviz:=true [record:=RUN]
 
 goat_stretch's stretch_driver serves /goat/execute_action through stretch_body and publishes /odom,
 /joint_states and odom -> base_link; only one process can own stretch_body, so stretch_core's own driver is not
@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from goat_launch_common import BOOLS, LOG_LEVELS, goat_nodes, rviz_node  # noqa: E402
+from goat_launch_common import BOOLS, LOG_LEVELS, goat_nodes, recorder_node, rviz_node  # noqa: E402
 from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription  # noqa: E402
 from launch.conditions import IfCondition  # noqa: E402
 from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402
@@ -31,6 +31,9 @@ def generate_launch_description() -> LaunchDescription:
                               description="keep map and instances across subtasks (false: no-memory ablation)"),
         DeclareLaunchArgument("use_rviz", default_value="false", choices=BOOLS, description="start rviz2"),
         DeclareLaunchArgument("log_level", default_value="info", choices=LOG_LEVELS, description="ROS log level"),
+        DeclareLaunchArgument("record", default_value="",
+                              description="record the run: the graph's topics into a new rosbag2 bag, folder RUN/ "
+                                          "with metadata.yaml and RUN.mcap (config/recorder.yaml); empty: none"),
     ]
     stretch_core = FindPackageShare("stretch_core")
     camera_launch = PathJoinSubstitution([stretch_core, "launch", "d435i_high_resolution.launch.py"])
@@ -38,8 +41,11 @@ def generate_launch_description() -> LaunchDescription:
         PythonLaunchDescriptionSource(camera_launch),
         condition=IfCondition(LaunchConfiguration("start_camera")))
     overrides = {"controller": {"use_memory": LaunchConfiguration("use_memory")}}
+    log_level = LaunchConfiguration("log_level")
     return LaunchDescription([
-        *args, camera,
-        *goat_nodes("stretch", overrides, False, LaunchConfiguration("log_level")),
+        *args,
+        recorder_node(LaunchConfiguration("record"), False, log_level),
+        camera,
+        *goat_nodes("stretch", overrides, False, log_level),
         rviz_node(IfCondition(LaunchConfiguration("use_rviz"))),
     ])

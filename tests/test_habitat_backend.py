@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import types
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+from goat_core.errors import ConfigError, GoatError
 from goat_core.frames import (
     habitat_pose_to_pose2d,
     habitat_quaternion_to_tilt,
@@ -24,6 +27,10 @@ from goat_core.frames import (
     ros_to_habitat_quaternion,
 )
 from goat_core.types import ActionSizes, DiscreteAction, Pose2D
+from sim_bridge import backends
+from sim_bridge.backends import HabitatSceneSettings, make_scene_loader, resolve_habitat_scene
+from sim_bridge.embedded.sim import SimConfig
+from sim_bridge.habitat import config as habitat_config
 from sim_bridge.habitat.config import (
     HABITAT_ACTIONS,
     HabitatConfig,
@@ -180,6 +187,72 @@ def test_missing_habitat_sim_names_the_conda_install() -> None:
             HabitatSim(HabitatConfig(scene_id="scene.glb"))
     else:
         pytest.skip("habitat_sim is installed here; the error path cannot be shown")
+
+
+# ------------------------------------------------------------- the sim_bridge backends (sim_bridge.backends)
+
+
+@pytest.mark.parametrize(("scene_id", "scenes_dir", "expected"), [
+    ("hm3d/val/00800-TEEsavR23oF/TEEsavR23oF.basis.glb", "data/scene_datasets",
+     "data/scene_datasets/hm3d/val/00800-TEEsavR23oF/TEEsavR23oF.basis.glb"),
+    ("data/scene_datasets/hm3d/a.glb", "data/scene_datasets", "data/scene_datasets/hm3d/a.glb"),
+    ("/abs/scene.glb", "data/scene_datasets", "/abs/scene.glb"),
+    ("TEEsavR23oF", "data/scene_datasets", "TEEsavR23oF"),  # a scene handle of the dataset config
+    ("hm3d/a.glb", "", "hm3d/a.glb"),
+])
+def test_episode_scene_paths_are_joined_to_the_scenes_folder(scene_id: str, scenes_dir: str, expected: str) -> None:
+    assert resolve_habitat_scene(scene_id, scenes_dir) == expected
+
+
+def test_an_unknown_backend_names_the_choices() -> None:
+    with pytest.raises(ConfigError, match="embedded, habitat"):
+        make_scene_loader("gazebo", SimConfig())
+
+
+def test_a_bad_embedded_scene_id_fails_before_anything_is_built() -> None:
+    load = make_scene_loader("embedded", SimConfig())
+    with pytest.raises(GoatError, match="not an embedded-simulator scene"):
+        load("hm3d/val/x.glb")
+
+
+def test_the_habitat_loader_without_habitat_sim_names_the_module_and_the_docs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "habitat_sim", None)  # import habitat_sim now fails, installed or not
+    with pytest.raises(HabitatUnavailableError, match="'habitat_sim' is missing") as info:
+        make_scene_loader("habitat", SimConfig())
+    assert "docs/robot.md" in str(info.value) and "conda install habitat-sim" in str(info.value)
+
+
+class RecordingHabitatSim:
+    """Test stand-in for HabitatSim (habitat_sim cannot run here): keeps the config it was built with."""
+
+    built: list[HabitatConfig] = []
+
+    def __init__(self, config: HabitatConfig) -> None:
+        RecordingHabitatSim.built.append(config)
+
+
+def test_the_habitat_loader_builds_the_shared_embodiment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(habitat_config, "import_habitat_sim", lambda: types.SimpleNamespace())
+    monkeypatch.setattr(backends, "HabitatSim", RecordingHabitatSim)
+    monkeypatch.setattr(RecordingHabitatSim, "built", [])
+    (tmp_path / "hm3d").mkdir()
+    (tmp_path / "hm3d" / "a.glb").write_bytes(b"")
+    sizes = ActionSizes(turn_rad=math.radians(10.0))
+    load = make_scene_loader("habitat", SimConfig(action_sizes=sizes), HabitatSceneSettings(
+        scenes_dir=str(tmp_path), scene_dataset_config="hm3d.scene_dataset_config.json", gpu_device_id=1,
+        semantic_sensor=False))
+    with pytest.raises(GoatError, match="does not exist"):
+        load("hm3d/missing.glb")
+    assert RecordingHabitatSim.built == []  # a missing scene file is named before habitat_sim sees it
+    load("hm3d/a.glb")()
+    (config,) = RecordingHabitatSim.built
+    assert config.scene_id == str(tmp_path / "hm3d" / "a.glb")
+    assert config.scene_dataset_config_file == "hm3d.scene_dataset_config.json"
+    assert (config.image_width_px, config.image_height_px, config.hfov_deg) == (360, 640, 42.0)
+    assert (config.agent_radius_m, config.camera_height_m, config.sizes) == (0.17, 1.31, sizes)
+    assert (config.gpu_device_id, config.semantic_sensor) == (1, False)
+    load("TEEsavR23oF")()  # no file suffix: a scene handle, passed through for habitat_sim to resolve
+    assert RecordingHabitatSim.built[-1].scene_id == "TEEsavR23oF"
 
 
 # ------------------------------------------------------------------------------ with habitat_sim (conda)

@@ -149,6 +149,10 @@ class EmbeddedSim:
         self._collided = False
         return self.observe()
 
+    def reset_world(self, start_xy_m: Union[Sequence[float], np.ndarray], start_yaw_rad: float) -> Observation:
+        """sim_bridge's reset (``sim_bridge.backends.BridgeSim``): the world frame here is REP 103 already."""
+        return self.reset(start_xy_m, start_yaw_rad)
+
     def step(self, action: DiscreteAction) -> Observation:
         """Apply one action (one world update) and observe."""
         action = DiscreteAction(action)
@@ -221,6 +225,10 @@ class EmbeddedSim:
         """What the head camera would see from a world pose, without moving the robot."""
         eye = (float(xy_m[0]), float(xy_m[1]), self._config.camera_height_m)
         return self._renderer.render(eye, yaw_rad, tilt_rad)
+
+    def render_rgb(self, xy_m: Union[Sequence[float], np.ndarray], yaw_rad: float, tilt_rad: float) -> np.ndarray:
+        """sim_bridge's RenderView (``sim_bridge.backends.BridgeSim``): the colour image of :meth:`render_view`."""
+        return self.render_view(xy_m, yaw_rad, tilt_rad).rgb
 
     def object_by_instance_id(self, instance_id: int) -> ObjectSpec:
         try:

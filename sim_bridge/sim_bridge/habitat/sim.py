@@ -18,7 +18,7 @@ from typing import Any, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from goat_core.errors import GoatError
+from goat_core.errors import GoatError, UnreachableGoalError
 from goat_core.frames import (
     habitat_pose_to_pose2d,
     habitat_quaternion_to_tilt,
@@ -112,7 +112,7 @@ class HabitatSim:
         self._step, self._collided = 0, False
         return self._observe(self._sim.get_sensor_observations())
 
-    def reset_world(self, start_xy_m: Sequence[float], start_yaw_rad: float) -> Observation:
+    def reset_world(self, start_xy_m: Union[Sequence[float], np.ndarray], start_yaw_rad: float) -> Observation:
         """sim_bridge's ResetEpisode (a REP 103 world pose): the floor height comes from the navmesh.
 
         ``pathfinder.snap_point`` returns the nearest navigable point; in multi-storey scenes pass the Habitat
@@ -121,7 +121,24 @@ class HabitatSim:
         position_h, rotation_h = pose2d_to_habitat(Pose2D(float(start_xy_m[0]), float(start_xy_m[1]),
                                                           float(start_yaw_rad)))
         snapped = np.asarray(self._sim.pathfinder.snap_point(position_h), dtype=np.float64)
+        if not np.isfinite(snapped).all():  # snap_point answers NaN when no navigable point is found
+            raise UnreachableGoalError(f"start {tuple(float(v) for v in start_xy_m)} has no navigable point near it "
+                                       f"in scene {self.config.scene_id}")
         return self.reset(snapped, rotation_h)
+
+    def render_rgb(self, xy_m: Union[Sequence[float], np.ndarray], yaw_rad: float, tilt_rad: float) -> np.ndarray:
+        """sim_bridge's RenderView: the head camera ``camera_height_m`` above the floor at a REP 103 world pose.
+
+        The floor height under (x, y) is the navmesh's nearest point to it at the agent's current height (the
+        request carries no height); off the navmesh the agent's own floor height is used.
+        """
+        floor_m = float(self._agent.get_state().position[1])
+        position_h, _ = pose2d_to_habitat(Pose2D(float(xy_m[0]), float(xy_m[1]), float(yaw_rad)), height_m=floor_m)
+        snapped = np.asarray(self._sim.pathfinder.snap_point(position_h), dtype=np.float64)
+        if np.isfinite(snapped).all():
+            floor_m = float(snapped[1])
+        camera_h = [float(position_h[0]), floor_m + self.config.camera_height_m, float(position_h[2])]
+        return self.render_view(camera_h, [float(v) for v in camera_rotation_h(yaw_rad, tilt_rad)])
 
     def render_view(self, camera_position_h: Sequence[float], camera_rotation_xyzw_h: Sequence[float]) -> np.ndarray:
         """RGB from a camera pose (Habitat frame, as GOAT-Bench ``image_goals`` store it); the agent is restored."""

@@ -1,13 +1,18 @@
-"""The simulator bridge node: the embedded simulator behind the Stretch topic and action contract.
+"""The simulator bridge node: a simulator behind the Stretch topic and action contract.
+
+The simulator is the ``backend`` parameter's: ``embedded`` (MuJoCo homes, the default) or ``habitat``
+(habitat_sim scenes); the node talks to it only through ``sim_bridge.backends.BridgeSim``.
 
 Publishes what the Stretch driver and its RealSense publish (stretch_ros2 topic names), plus ground-truth
 segmentation; serves ``ExecuteAction`` (one discrete action = exactly one world step and one fresh observation
 set), ``ResetEpisode`` and ``RenderView``. Every observation set shares one header stamp, strictly increasing,
-so a consumer can tell which set an action produced.
+so a consumer can tell which set an action produced. A request the backend cannot serve (an unknown scene, a
+view it cannot render) is answered with ``success: false`` and the reason.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Optional
 
 from geometry_msgs.msg import Quaternion
@@ -28,9 +33,8 @@ from goat_ros import conversions as cv
 from goat_ros import topics
 from goat_ros.params import SimBridgeParams, declare
 from goat_ros.spin import run_nodes
-from sim_bridge.embedded.episodes import parse_scene_id
-from sim_bridge.embedded.home import generate_home
-from sim_bridge.embedded.sim import EmbeddedSim, SimConfig
+from sim_bridge.backends import BridgeSim, HabitatSceneSettings, make_scene_loader
+from sim_bridge.embedded.sim import SimConfig
 
 SENSOR_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 LATCHED_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
@@ -43,11 +47,11 @@ class SimBridgeNode(Node):
                  sim_config: SimConfig = SimConfig()) -> None:
         super().__init__(name, cli_args=cli_args)
         self.params = declare(self, SimBridgeParams)
-        if self.params.backend != "embedded":
-            raise GoatError(f"sim_bridge backend {self.params.backend!r} is not available here; "
-                            "only 'embedded' is implemented (habitat needs habitat_sim, see docs/ros.md)")
-        self._sim_config = sim_config
-        self._sim: Optional[EmbeddedSim] = None
+        # Fails here, before any interface exists, for an unknown backend or a missing habitat_sim.
+        self._load = make_scene_loader(self.params.backend, sim_config, HabitatSceneSettings(
+            scenes_dir=self.params.habitat_scenes_dir, scene_dataset_config=self.params.habitat_scene_dataset_config,
+            gpu_device_id=self.params.habitat_gpu_device_id, semantic_sensor=self.params.publish_segmentation))
+        self._sim: Optional[BridgeSim] = None
         self._scene_id = ""
         self._last_stamp_ns = 0
         self._pub_rgb = self.create_publisher(Image, topics.RGB, SENSOR_QOS)
@@ -68,7 +72,7 @@ class SimBridgeNode(Node):
             self._load_scene(self.params.scene_id)
             # One observation set once subscribers had a moment to be discovered (actions publish the rest).
             self._first = self.create_timer(self.params.startup_publish_delay_s, self._publish_first)
-        self.get_logger().info("sim_bridge ready (embedded backend)")
+        self.get_logger().info(f"sim_bridge ready ({self.params.backend} backend)")
 
     def _publish_first(self) -> None:
         self.destroy_timer(self._first)
@@ -78,18 +82,18 @@ class SimBridgeNode(Node):
         return self.params.frame_prefix + name
 
     # ------------------------------------------------------------------------------------------- world
-    def _load_scene(self, scene_id: str) -> EmbeddedSim:
+    def _load_scene(self, scene_id: str) -> BridgeSim:
         if self._sim is None or scene_id != self._scene_id:
-            seed, home_config = parse_scene_id(scene_id)
+            build = self._load(scene_id)  # a bad scene id fails here and leaves the loaded scene as it is
             if self._sim is not None:
                 self._sim.close()
                 self._sim = None
-            self._sim = EmbeddedSim(generate_home(seed, home_config), self._sim_config)
+            self._sim = build()
             self._scene_id = scene_id
             self.get_logger().info(f"loaded scene {scene_id}")
         return self._sim
 
-    def _sim_or_raise(self) -> EmbeddedSim:
+    def _sim_or_raise(self) -> BridgeSim:
         if self._sim is None:
             raise GoatError("no scene loaded: call the reset_episode service first")
         return self._sim
@@ -103,7 +107,7 @@ class SimBridgeNode(Node):
     def _on_reset(self, request: ResetEpisode.Request, response: ResetEpisode.Response) -> ResetEpisode.Response:
         try:
             sim = self._load_scene(request.scene_id)
-            obs = sim.reset((request.start_x_m, request.start_y_m), request.start_yaw_rad)
+            obs = sim.reset_world((request.start_x_m, request.start_y_m), request.start_yaw_rad)
         except GoatError as exc:
             self.get_logger().error(f"reset_episode failed: {exc}")
             response.success, response.message = False, str(exc)
@@ -114,12 +118,12 @@ class SimBridgeNode(Node):
 
     def _on_render(self, request: RenderView.Request, response: RenderView.Response) -> RenderView.Response:
         try:
-            view = self._sim_or_raise().render_view((request.x_m, request.y_m), request.yaw_rad, request.tilt_rad)
+            rgb = self._sim_or_raise().render_rgb((request.x_m, request.y_m), request.yaw_rad, request.tilt_rad)
         except GoatError as exc:
             response.success, response.message = False, str(exc)
             return response
         response.success = True
-        response.image = cv.rgb_to_image(view.rgb, cv.header(self._now_ns(), self._frame(topics.OPTICAL_FRAME)))
+        response.image = cv.rgb_to_image(rgb, cv.header(self._now_ns(), self._frame(topics.OPTICAL_FRAME)))
         return response
 
     def _on_execute(self, goal_handle: Any) -> ExecuteAction.Result:
@@ -181,7 +185,10 @@ class SimBridgeNode(Node):
 
 
 def main(args: Optional[list[str]] = None) -> None:
-    run_nodes([SimBridgeNode], args)
+    try:
+        run_nodes([SimBridgeNode], args)
+    except GoatError as exc:  # a start-up error (unknown backend, habitat_sim missing): its message, no traceback
+        sys.exit(f"sim_bridge: {exc}")
 
 
 if __name__ == "__main__":

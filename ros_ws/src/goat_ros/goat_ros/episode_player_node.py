@@ -1,10 +1,14 @@
 """The episode player node: replays a GOAT-Bench episode file as goal messages.
 
-Per episode: reset the simulator to the episode start (``/sim/reset_episode``), then per subtask publish one
-``Goal`` (stamped with the reset's observation stamp) and wait for the evaluator's ``SubtaskResult`` before the
-next. Image goals are rendered by the simulator from their stored camera poses (``/sim/render_view``), as
-GOAT-Bench's image goal sensor does. When the file is done it publishes the file name on
-``/goat/episodes_done`` (latched).
+Per episode: reset the world to the episode start, then per subtask publish one ``Goal`` (stamped with the
+reset's observation stamp) and wait for the evaluator's ``SubtaskResult`` before the next. Image goals are
+rendered by the simulator from their stored camera poses (``/sim/render_view``), as GOAT-Bench's image goal sensor
+does. When the file is done it publishes the file name on ``/goat/episodes_done`` (latched).
+
+``reset_mode`` says who resets: ``sim`` calls the simulator's ``/sim/reset_episode``; ``operator`` (the physical
+robot, which has no reset service) calls the same ResetEpisode service on ``/goat/operator_reset_episode``, which
+goat_stretch's operator node answers once a person has placed the robot at the start. Without a simulator there
+is no ``/sim/render_view``, so on the robot an image goal ends its subtask as an error unless one is running.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from rclpy.task import Future
 from std_msgs.msg import String
 
 from goat_core.bench.episodes import GoatEpisode, GoatTask, image_goal_for_task, load_goat_dataset
-from goat_core.errors import GoatError
+from goat_core.errors import ConfigError, GoatError
 from goat_core.frames import habitat_quaternion_to_tilt, habitat_quaternion_to_yaw, habitat_to_ros_position
 from goat_core.types import GoalModality
 from goat_interfaces.msg import Goal as GoalMsg
@@ -29,6 +33,9 @@ from goat_ros.params import EpisodePlayerParams, declare
 
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+# ResetEpisode served by goat_stretch's operator node: answered once the operator placed the robot at the start.
+OPERATOR_RESET_SERVICE = "/goat/operator_reset_episode"
+RESET_SERVICES = {"sim": topics.RESET_EPISODE, "operator": OPERATOR_RESET_SERVICE}  # reset_mode -> service
 
 
 class EpisodePlayerNode(Node):
@@ -37,9 +44,13 @@ class EpisodePlayerNode(Node):
         self.params = declare(self, EpisodePlayerParams)
         if not self.params.episodes_file:
             raise GoatError("episode_player needs the episodes_file parameter")
+        if self.params.reset_mode not in RESET_SERVICES:
+            raise ConfigError(f"episode_player reset_mode must be one of {', '.join(RESET_SERVICES)}, got "
+                              f"{self.params.reset_mode!r}")
+        self._operator_resets = self.params.reset_mode == "operator"
         episodes = load_goat_dataset(self.params.episodes_file).episodes
         self.episodes = episodes[: self.params.max_episodes] if self.params.max_episodes > 0 else episodes
-        self._reset = self.create_client(ResetEpisode, topics.RESET_EPISODE)
+        self._reset = self.create_client(ResetEpisode, RESET_SERVICES[self.params.reset_mode])
         self._render = self.create_client(RenderView, topics.RENDER_VIEW)
         self._pub_goal = self.create_publisher(GoalMsg, topics.GOAL, RELIABLE)
         self._pub_outcome = self.create_publisher(SubtaskOutcome, topics.OUTCOME, RELIABLE)
@@ -54,7 +65,8 @@ class EpisodePlayerNode(Node):
 
     # ------------------------------------------------------------------------------------------ start-up
     def _peers_ready(self) -> bool:
-        return (self._reset.service_is_ready() and self._render.service_is_ready()
+        # On the robot nothing serves /sim/render_view: image goals fail one by one instead of blocking the start.
+        return (self._reset.service_is_ready() and (self._operator_resets or self._render.service_is_ready())
                 and self.count_subscribers(topics.GOAL) > 0 and self.count_publishers(topics.RESULT) > 0)
 
     def _wait_for_peers(self) -> None:
@@ -81,10 +93,14 @@ class EpisodePlayerNode(Node):
         request = ResetEpisode.Request(scene_id=episode.scene_id, start_x_m=float(start[0]),
                                        start_y_m=float(start[1]),
                                        start_yaw_rad=habitat_quaternion_to_yaw(episode.start_rotation))
+        if self._operator_resets:
+            self.get_logger().info(f"episode {episode.episode_id} (scene {episode.scene_id}): waiting for the "
+                                   "operator to place the robot at its start")
         response = await self._reset.call_async(request)
         for index, task in enumerate(episode.tasks):
             if not response.success:
-                self._publish_error(episode, index, task, f"reset_episode failed: {response.message}")
+                what = "the operator reset" if self._operator_resets else "reset_episode"
+                self._publish_error(episode, index, task, f"{what} failed: {response.message}")
             else:
                 try:
                     goal = await self._goal_msg(episode, index, task, response.observation_stamp)
@@ -110,6 +126,9 @@ class EpisodePlayerNode(Node):
             msg.text = task_goal_text(episode, index, task)
         else:
             spec = image_goal_for_task(episode, task)
+            if self._operator_resets and not self._render.service_is_ready():
+                raise GoatError(f"image goals are rendered by the simulator's {topics.RENDER_VIEW}, which does not "
+                                "run on the robot (reset_mode: operator)")
             position = habitat_to_ros_position(spec.position)
             render = await self._render.call_async(RenderView.Request(
                 x_m=float(position[0]), y_m=float(position[1]), yaw_rad=habitat_quaternion_to_yaw(spec.rotation),
@@ -118,6 +137,8 @@ class EpisodePlayerNode(Node):
                 raise GoatError(f"rendering the image goal failed: {render.message}")
             msg.image = render.image
             msg.image_hfov_rad = math.radians(self.params.image_hfov_deg)
+            if self.params.image_goal_category and task.category:
+                msg.category = task.category
         return msg
 
     def _publish_error(self, episode: GoatEpisode, index: int, task: GoatTask, error: str) -> None:
