@@ -77,6 +77,7 @@ def test_time_round_trip() -> None:
     Goal(GoalModality.CATEGORY, category="sofa", target_id="sofa_1"),
     Goal(GoalModality.DESCRIPTION, text="the red mug on the table", level="instance"),
     Goal(GoalModality.IMAGE, image=np.full((64, 48, 3), 7, np.uint8), image_hfov_rad=0.7),
+    Goal(GoalModality.IMAGE, image=np.full((64, 48, 3), 7, np.uint8), image_hfov_rad=0.7, category="couch"),
 ])
 def test_goal_round_trip(goal: Goal) -> None:
     back = cv.msg_to_goal(cv.goal_to_msg(goal, HDR, "ep", 2, 500))

@@ -16,6 +16,8 @@ setup(
         "console_scripts": [
             "sim_bridge = sim_bridge.ros.bridge_node:main",
             "perception = goat_ros.perception_node:main",
+            "instance_mapping = goat_ros.instance_mapping_node:main",
+            "goal_matching = goat_ros.goal_matching_node:main",
             "controller = goat_ros.controller_node:main",
             "episode_player = goat_ros.episode_player_node:main",
             "evaluator = goat_ros.evaluator_node:main",

@@ -8,6 +8,7 @@ counter-clockwise from +x).
 
 from __future__ import annotations
 
+import array
 import math
 from typing import Iterable, Mapping, Optional, Sequence
 
@@ -24,10 +25,12 @@ from visualization_msgs.msg import Marker, MarkerArray
 from goat_core.bench.results import SubtaskRecord
 from goat_core.errors import GoatError, InvalidGoalError
 from goat_core.mapping.occupancy import OccupancyGrid
-from goat_core.types import CameraIntrinsics, DiscreteAction, Goal, GoalModality, Instance, Pose2D
+from goat_core.matching.ranking import Ranking
+from goat_core.types import CameraIntrinsics, DiscreteAction, Goal, GoalModality, Instance, InstanceView, Pose2D
 from goat_interfaces.msg import Goal as GoalMsg
+from goat_interfaces.msg import GoalMatches, InstanceDetail, InstanceLabels, InstanceMemory, Instances, SubtaskResult
 from goat_interfaces.msg import Instance as InstanceMsg
-from goat_interfaces.msg import InstanceLabels, Instances, SubtaskResult
+from goat_interfaces.msg import InstanceView as InstanceViewMsg
 
 
 class ConversionError(GoatError, ValueError):
@@ -52,7 +55,7 @@ def header(stamp_ns: int, frame_id: str) -> Header:
 # ----------------------------------------------------------------------------------------------- images
 
 _CHANNELS = {"rgb8": (np.uint8, 3), "bgr8": (np.uint8, 3), "32FC1": (np.float32, 1), "16UC1": (np.uint16, 1),
-             "32SC1": (np.int32, 1)}
+             "32SC1": (np.int32, 1), "mono8": (np.uint8, 1)}
 
 
 def array_to_image(array: np.ndarray, encoding: str, hdr: Header) -> Image:
@@ -215,7 +218,9 @@ def msg_to_goal(msg: GoalMsg) -> Goal:
             image = image_to_rgb(msg.image)
         except ConversionError as exc:
             raise InvalidGoalError(f"image goal: {exc}") from None
-    return Goal(modality, category=msg.category if modality is GoalModality.CATEGORY else None,
+    # Image goals may name their category too (GOAT-Bench tasks carry it); an empty string means none.
+    named = modality is GoalModality.CATEGORY or (modality is GoalModality.IMAGE and msg.category.strip())
+    return Goal(modality, category=msg.category if named else None,
                 text=msg.text if modality is GoalModality.DESCRIPTION else None, image=image,
                 image_hfov_rad=msg.image_hfov_rad if msg.image_hfov_rad > 0.0 else None,
                 level=msg.level or None, target_id=msg.target_id or None)
@@ -269,16 +274,82 @@ def instances_to_msg(instances: Iterable[Instance], hdr: Header,
                      scores: Optional[Mapping[int, float]] = None) -> Instances:
     out = Instances(header=hdr)
     for inst in instances:
-        lo, hi, c = inst.bbox_min_m, inst.bbox_max_m, inst.centroid_m
-        m = InstanceMsg(instance_id=int(inst.instance_id), category=inst.category,
-                        score=float((scores or {}).get(inst.instance_id, math.nan)),
-                        num_observations=int(inst.num_observations), num_views=len(inst.views),
-                        first_seen_step=int(inst.first_seen_step), last_seen_step=int(inst.last_seen_step),
-                        room_type=inst.room_type or "")
-        m.centroid_m.x, m.centroid_m.y, m.centroid_m.z = (float(v) for v in c)
-        m.extent_m.x, m.extent_m.y, m.extent_m.z = (float(v) for v in hi - lo)
-        out.instances.append(m)
+        out.instances.append(instance_summary(inst, float((scores or {}).get(inst.instance_id, math.nan))))
     return out
+
+
+def instance_summary(inst: Instance, score: float = math.nan) -> InstanceMsg:
+    """The Instance message of one remembered instance (``score``: NaN when it is not the current match)."""
+    lo, hi, c = inst.bbox_min_m, inst.bbox_max_m, inst.centroid_m
+    m = InstanceMsg(instance_id=int(inst.instance_id), category=inst.category, score=float(score),
+                    num_observations=int(inst.num_observations), num_views=len(inst.views),
+                    first_seen_step=int(inst.first_seen_step), last_seen_step=int(inst.last_seen_step),
+                    room_type=inst.room_type or "")
+    m.centroid_m.x, m.centroid_m.y, m.centroid_m.z = (float(v) for v in c)
+    m.extent_m.x, m.extent_m.y, m.extent_m.z = (float(v) for v in hi - lo)
+    return m
+
+
+def instance_memory_to_msg(instances: Iterable[Instance], hdr: Header, generation: int,
+                           frames: int) -> InstanceMemory:
+    """A full, lossless snapshot of the instance memory (points, colour and views of every instance)."""
+    out = InstanceMemory(header=hdr, generation=int(generation), frames=int(frames))
+    for inst in instances:
+        detail = InstanceDetail(summary=instance_summary(inst))
+        # array.array: rclpy takes it as is, where a list or numpy array is checked value by value.
+        detail.points_xyz_m = array.array("d", np.ascontiguousarray(inst.points_xyz_m, dtype=np.float64).tobytes())
+        if inst.mean_rgb is not None:
+            detail.mean_rgb = array.array("d", np.asarray(inst.mean_rgb, dtype=np.float64).tobytes())
+        for view in inst.views:
+            detail.views.append(InstanceViewMsg(
+                rgb=rgb_to_image(view.rgb, hdr), mask=array_to_image(view.mask.astype(np.uint8) * 255, "mono8", hdr),
+                pixel_count=int(view.pixel_count), pose=pose2d_to_msg(view.pose), step=int(view.step)))
+        out.instances.append(detail)
+    return out
+
+
+def msg_to_instances(msg: InstanceMemory) -> dict[int, Instance]:
+    """The core instances of a snapshot, keyed by id: what instance_memory_to_msg was given, bit for bit."""
+    out: dict[int, Instance] = {}
+    for detail in msg.instances:
+        s = detail.summary
+        points = np.asarray(detail.points_xyz_m, dtype=np.float64)
+        if points.size == 0 or points.size % 3:
+            raise ConversionError(f"instance {s.instance_id} needs 3N > 0 point coordinates, got {points.size}")
+        if len(detail.mean_rgb) not in (0, 3):
+            raise ConversionError(f"instance {s.instance_id}: mean_rgb needs 0 or 3 values, got {len(detail.mean_rgb)}")
+        views = []
+        for v in detail.views:
+            rgb, mask = image_to_rgb(v.rgb), image_to_array(v.mask, ("mono8",)) > 0
+            if mask.shape != rgb.shape[:2]:
+                raise ConversionError(f"instance {s.instance_id}: view mask {mask.shape} differs from its crop "
+                                      f"{rgb.shape[:2]}")
+            views.append(InstanceView(rgb=rgb, mask=mask, pixel_count=int(v.pixel_count),
+                                      pose=msg_to_pose2d(v.pose), step=int(v.step)))
+        out[int(s.instance_id)] = Instance(
+            instance_id=int(s.instance_id), category=s.category, points_xyz_m=points.reshape(-1, 3).copy(),
+            num_observations=int(s.num_observations), first_seen_step=int(s.first_seen_step),
+            last_seen_step=int(s.last_seen_step), views=views,
+            mean_rgb=np.asarray(detail.mean_rgb, dtype=np.float64).copy() if len(detail.mean_rgb) else None,
+            room_type=s.room_type or None)
+    return out
+
+
+def goal_matches_to_msg(goal: GoalMsg, hdr: Header, ranking: Optional[Ranking],
+                        instances: Mapping[int, Instance], generation: int, error: str = "") -> GoalMatches:
+    """The answer to ``goal``: the ranking (None for a rejected goal, which carries ``error`` instead)."""
+    msg = GoalMatches(header=hdr, episode_id=goal.episode_id, subtask_index=int(goal.subtask_index),
+                      modality=goal.modality, best_id=-1, best_score=0.0, confident=False,
+                      memory_generation=int(generation), num_instances=len(instances), error=error)
+    if ranking is None:
+        return msg
+    msg.instance_ids = [int(c.instance_id) for c in ranking.ranked]
+    msg.scores = [float(c.score) for c in ranking.ranked]
+    msg.categories = [instances[c.instance_id].category for c in ranking.ranked]
+    match = ranking.match
+    if match.instance_id is not None:
+        msg.best_id, msg.best_score, msg.confident = int(match.instance_id), float(match.score), bool(match.confident)
+    return msg
 
 
 def instances_to_markers(instances: Instances, target_id: Optional[int] = None) -> MarkerArray:

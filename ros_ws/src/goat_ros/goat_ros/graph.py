@@ -36,6 +36,11 @@ NODES: dict[str, NodeSpec] = {spec.name: spec for spec in (
              "simulator behind the Stretch topics; steps once per ExecuteAction; reset and render services"),
     NodeSpec("perception", "perception", "goat_ros.perception_node:PerceptionNode",
              "detections and the detection overlay image for rviz (ground-truth backend)"),
+    NodeSpec("instance_mapping", "instance_mapping", "goat_ros.instance_mapping_node:InstanceMappingNode",
+             "the lifelong map on its own: occupancy grid and instance memory from the robot topics, published "
+             "under /goat/mapping/ for monitoring and goal_matching; reset service"),
+    NodeSpec("goal_matching", "goal_matching", "goat_ros.goal_matching_node:GoalMatchingNode",
+             "ranks the instance memory of instance_mapping against each /goat/goal; /goat/goal_matches"),
     NodeSpec("controller", "controller", "goat_ros.controller_node:ControllerNode",
              "the GOAT agent: instance mapping, goal matching and the discrete-action policy; map/markers/path"),
     NodeSpec("episode_player", "episode_player", "goat_ros.episode_player_node:EpisodePlayerNode",
@@ -55,16 +60,17 @@ NODES: dict[str, NodeSpec] = {spec.name: spec for spec in (
 # Which nodes each bringup runs. "stretch" adds our stretch_driver (the ExecuteAction server over stretch_body);
 # the head camera comes from stretch_core's D435i launch file.
 BRINGUPS: dict[str, tuple[str, ...]] = {
-    "sim": ("sim_bridge", "perception", "controller"),
+    "sim": ("sim_bridge", "perception", "instance_mapping", "goal_matching", "controller"),
     "bench": ("sim_bridge", "controller", "episode_player", "evaluator"),
     "stretch": ("stretch_driver", "perception", "controller"),
 }
 RECORDER = "recorder"  # joins any bringup when its run is recorded (--record PATH, record:=PATH)
 
 # What a bringup sets differently from the node defaults (before any user override). On the robot the camera,
-# joint states and odometry do not share stamps: the controller groups them around each colour image.
+# joint states and odometry do not share stamps: the controller groups them around each colour image; and there
+# is no simulator reset: an episode player replaying goals asks the operator to place the robot at each start.
 BRINGUP_PARAMS: dict[str, dict[str, dict[str, Any]]] = {
-    "stretch": {"controller": {"sync_tolerance_s": 0.05}},
+    "stretch": {"controller": {"sync_tolerance_s": 0.05}, "episode_player": {"reset_mode": "operator"}},
 }
 
 

@@ -23,8 +23,13 @@ def _p(default: Any, description: str) -> Any:
 @dataclass(frozen=True)
 class SimBridgeParams:
     backend: str = _p("embedded", "simulator backend: embedded (MuJoCo, default) or habitat (needs habitat_sim)")
-    scene_id: str = _p("", "scene loaded at start-up (embedded scene id, e.g. 'embedded/home_s1234_r5'); "
-                           "empty: wait for a reset_episode call")
+    scene_id: str = _p("", "scene loaded at start-up (embedded scene id, e.g. 'embedded/home_s1234_r5'; habitat: "
+                           "a scene path as episode files store it); empty: wait for a reset_episode call")
+    habitat_scenes_dir: str = _p("data/scene_datasets", "habitat: folder that relative scene paths of episodes are "
+                                                        "joined to (GOAT-Bench's data/scene_datasets)")
+    habitat_scene_dataset_config: str = _p("default", "habitat: habitat_sim's scene_dataset_config_file (e.g. an "
+                                                      "hm3d_annotated_basis.scene_dataset_config.json); default: none")
+    habitat_gpu_device_id: int = _p(0, "habitat: the CUDA device habitat_sim renders on")
     startup_publish_delay_s: float = _p(1.0, "with scene_id set: publish the first observation set this long "
                                               "after start-up, once subscribers are discovered")
     publish_segmentation: bool = _p(True, "publish ground-truth instance segmentation and its labels")
@@ -57,7 +62,11 @@ class EpisodePlayerParams:
     max_episodes: int = _p(0, "replay only the first N episodes; 0 = all")
     max_actions_per_subtask: int = _p(500, "action budget per subtask, STOP included (GOAT-Bench: 500)")
     image_hfov_deg: float = _p(42.0, "field of view the image goals were rendered with (GOAT-Bench Stretch: 42)")
+    image_goal_category: bool = _p(True, "image goals also name their object category, as GOAT-Bench tasks do; "
+                                   "false sends the picture alone")
     start_delay_s: float = _p(1.0, "wait this long after all peers are discovered before the first episode")
+    reset_mode: str = _p("sim", "how an episode starts: sim (the simulator's /sim/reset_episode) or operator (on "
+                                "the robot: the operator node asks a person to place the robot at the start)")
 
 
 @dataclass(frozen=True)
@@ -71,6 +80,31 @@ class EvaluatorParams:
 @dataclass(frozen=True)
 class PerceptionParams:
     publish_overlay: bool = _p(True, "publish /goat/detection_image, the frame with detection boxes drawn on it")
+
+
+@dataclass(frozen=True)
+class InstanceMappingParams:
+    perception_backend: str = _p("ground_truth", "perception backend: ground_truth (simulator segmentation), owlvit "
+                                                 "or owlv2 (open-vocabulary detector from model_dir)")
+    model_dir: str = _p("", "local folder of the OWL-ViT / OWLv2 model (docs/perception.md); empty for ground_truth")
+    device: str = _p("cpu", "where the detector runs: cpu, cuda or cuda:N")
+    camera_height_m: float = _p(1.31, "height of the head camera's optical centre above the floor (Stretch: 1.31)")
+    sync_tolerance_s: float = _p(0.0, "0: one observation set shares one stamp (simulator bridge); > 0: parts "
+                                      "within this of each colour image form a set (real sensors, e.g. 0.05)")
+    publish_period_s: float = _p(1.0, "publish the map, instances, markers and the instance memory at most this "
+                                      "often (the last update always follows); 0: after every observation set")
+    reset_on_new_episode: bool = _p(True, "forget the map and instances when a goal of a new episode arrives on "
+                                          "/goat/goal (as the controller does); false: only the reset service")
+
+
+@dataclass(frozen=True)
+class GoalMatchingParams:
+    matcher: str = _p("structured", "goal matcher: structured (category synonyms, descriptions, image keypoints) or "
+                                    "modular_goat (needs clip_model_dir)")
+    image_matcher: str = _p("sift", "keypoints of image goals: sift (OpenCV) or xfeat (XFeat + LighterGlue)")
+    clip_model_dir: str = _p("", "local folder of a CLIP model (modular_goat)")
+    device: str = _p("cpu", "where the models run: cpu, cuda or cuda:N")
+    rematch_on_update: bool = _p(True, "answer the current goal again whenever a new instance memory arrives")
 
 
 @dataclass(frozen=True)
@@ -123,6 +157,8 @@ PARAMS_BY_NODE: dict[str, type] = {
     "episode_player": EpisodePlayerParams,
     "evaluator": EvaluatorParams,
     "perception": PerceptionParams,
+    "instance_mapping": InstanceMappingParams,
+    "goal_matching": GoalMatchingParams,
     "stretch_driver": StretchDriverParams,
     "operator": OperatorParams,
     "recorder": RecorderParams,

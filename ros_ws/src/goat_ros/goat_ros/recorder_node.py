@@ -63,10 +63,16 @@ TOPIC_TYPES: dict[str, str] = {
     topics.DETECTION_IMAGE: "sensor_msgs/msg/Image",
     topics.PATH: "nav_msgs/msg/Path",
     topics.CURRENT_GOAL: "visualization_msgs/msg/Marker",
+    topics.MAPPING_MAP: "nav_msgs/msg/OccupancyGrid",
+    topics.MAPPING_INSTANCES: "goat_interfaces/msg/Instances",
+    topics.MAPPING_INSTANCE_MARKERS: "visualization_msgs/msg/MarkerArray",
+    topics.MAPPING_MEMORY: "goat_interfaces/msg/InstanceMemory",
+    topics.GOAL_MATCHES: "goat_interfaces/msg/GoalMatches",
 }
 # Topics whose every publisher in the graph is transient_local (a transient_local subscription would not match a
 # volatile publisher, so only these).
-LATCHED_TOPICS = frozenset({topics.TF_STATIC, topics.MAP, topics.CURRENT_GOAL, topics.EPISODES_DONE})
+LATCHED_TOPICS = frozenset({topics.TF_STATIC, topics.MAP, topics.CURRENT_GOAL, topics.EPISODES_DONE,
+                            topics.MAPPING_MAP, topics.MAPPING_MEMORY})
 
 
 def parse_topics(spec: str) -> dict[str, str]:

@@ -36,6 +36,14 @@ DETECTION_IMAGE = "/goat/detection_image"  # sensor_msgs/Image rgb8 overlay
 PATH = "/goat/path"  # nav_msgs/Path, map frame
 CURRENT_GOAL = "/goat/current_goal"  # visualization_msgs/Marker: the goal text and the target in the map
 
+# The standalone instance_mapping and goal_matching nodes (their own names: the controller keeps /goat/map etc.)
+MAPPING_MAP = "/goat/mapping/map"  # nav_msgs/OccupancyGrid, map frame
+MAPPING_INSTANCES = "/goat/mapping/instances"  # goat_interfaces/Instances (summary, for monitoring)
+MAPPING_INSTANCE_MARKERS = "/goat/mapping/instance_markers"  # visualization_msgs/MarkerArray
+MAPPING_MEMORY = "/goat/mapping/instance_memory"  # goat_interfaces/InstanceMemory (full snapshot, for matching)
+MAPPING_RESET = "/goat/mapping/reset"  # std_srvs/srv/Trigger: forget the map and every instance
+GOAL_MATCHES = "/goat/goal_matches"  # goat_interfaces/GoalMatches
+
 # Frames (REP 105)
 MAP_FRAME = "map"  # the episode frame: origin at the episode start pose
 ODOM_FRAME = "odom"
