@@ -62,7 +62,8 @@ def run_config_from_args(args: argparse.Namespace) -> RunConfig:
     """The run settings of the ``goat-nav bench`` flags (shared by every suite)."""
     overrides: dict[str, Any] = {"use_memory": not args.no_memory,
                                  "goal_image_noise": bool(getattr(args, "image_noise", False)),
-                                 "goal_paraphrase": bool(getattr(args, "paraphrase", False))}
+                                 "goal_paraphrase": bool(getattr(args, "paraphrase", False)),
+                                 "image_goal_category": not getattr(args, "image_without_category", False)}
     if args.max_actions is not None:
         overrides["max_actions_per_subtask"] = args.max_actions
     if args.success_distance_m is not None:
@@ -124,8 +125,10 @@ def prepare_run(args: argparse.Namespace, runner: str) -> tuple[Sequence[GoatEpi
     return episodes, run_config, meta
 
 
-class _SubtaskTap:
+class SubtaskTap:
     """The runner's callbacks for one episode: the recorder's goal, step and result calls, and --verbose lines.
+
+    Shared by every suite that runs GoatEpisodes through the runner (GOAT, LangMap, PASTURE: goat_nav.suites).
 
     The runner reports each subtask's goal as the agent got it (image goals with their picture); a subtask that
     failed before it had a goal (an unreachable target) gets one rebuilt from the episode with its result.
@@ -149,7 +152,11 @@ class _SubtaskTap:
     def on_goal(self, index: int, goal: Goal) -> None:
         if self.recorder is not None:
             max_actions = self.run_config.max_actions_per_subtask
-            self.recorder.on_goal(RecordedGoal.from_goal(goal, self.episode.episode_id, index, max_actions))
+            recorded = RecordedGoal.from_goal(goal, self.episode.episode_id, index, max_actions)
+            if not recorded.level:  # the runner's goals carry no level; a LangMap episode names it
+                level = (self.episode.extra.get(EXTRA_LEVELS) or {}).get(str(index))
+                recorded = dataclasses.replace(recorded, level=str(level or ""))
+            self.recorder.on_goal(recorded)
             self._goal_recorded = True
 
     def on_step(self, obs: Observation, action: DiscreteAction) -> None:
@@ -207,7 +214,7 @@ def run_bench(args: argparse.Namespace) -> int:
     with EpisodeRunner(run_config, agent_config_from_args(args, run_config), MatcherConfig(), sim_config,
                        stack=stack) as runner, recorder if recorder is not None else contextlib.nullcontext():
         for episode in bar:
-            tap = _SubtaskTap(episode, run_config, math.radians(sim_config.hfov_deg), recorder, args.verbose)
+            tap = SubtaskTap(episode, run_config, math.radians(sim_config.hfov_deg), recorder, args.verbose)
             ep_records, trajectory = runner.run_episode(
                 episode, on_step=tap.on_step if recorder is not None else None,
                 on_subtask=tap.on_subtask if recorder is not None or args.verbose else None,

@@ -1,5 +1,10 @@
 """A self-contained HTML report of a benchmark run: metric tables, charts and a top-down map per episode.
 
+Every suite's results file reports: GOAT (SR / SPL by modality and subtask index), LangMap (also by level, by
+description style and SeqSR@n), PASTURE (also by split) and FindingDory, whose results file is its own
+(``goat_nav.suites.findingdory.write_results``: HL-SR, LL-SR, HL-SPL, LL-SPL, DTG-SR, SC-SR overall and per task
+type, a table per episode and a map per task).
+
 Everything is inline: charts are SVG, maps are PNG data URIs, there is no script and no external asset, so the
 file opens anywhere (a browser offline, a CI artifact viewer).
 
@@ -41,7 +46,20 @@ from goat_core.bench.results import (
     read_results_json,
     summarise,
 )
-from goat_core.bench.suite_metrics import LevelRecord, langmap_by_level
+from goat_core.bench.suite_metrics import (
+    PASTURE_CATEGORIES,
+    FindingDoryRecord,
+    FindingDoryStats,
+    LevelRecord,
+    PastureRecord,
+    findingdory_by_task_type,
+    findingdory_stats,
+    langmap_by_level,
+    langmap_overall,
+    pasture_by_category,
+    seq_sr_table,
+)
+from goat_core.types import GoalModality
 from goat_nav.runner import Trajectory
 
 TRAJECTORIES_FORMAT = "goat_nav.trajectories"
@@ -208,10 +226,43 @@ def _y(value: float) -> float:
     return _CHART_H - _PAD_B - value * (_CHART_H - _PAD_T - _PAD_B)
 
 
-def _figure(title: str, width: int, body: str, chart_class: str) -> str:
-    return (f'<figure class="chart {chart_class}"><figcaption>{html.escape(title)} '
-            f'(<span style="color:{_SR_COLOUR}">SR</span>, <span style="color:{_SPL_COLOUR}">SPL</span>)'
+def _figure(title: str, width: int, body: str, chart_class: str,
+            series: Sequence[tuple[str, str]] = (("SR", _SR_COLOUR), ("SPL", _SPL_COLOUR))) -> str:
+    """A chart with its caption; ``series`` (name, colour) make the caption's legend."""
+    legend = ", ".join(f'<span style="color:{colour}">{html.escape(name)}</span>' for name, colour in series)
+    return (f'<figure class="chart {chart_class}"><figcaption>{html.escape(title)} ({legend})'
             f'</figcaption><svg width="{width}" height="{_CHART_H}" role="img">{_axes(width)}{body}</svg></figure>')
+
+
+_SERIES_COLOURS = (_SR_COLOUR, _SPL_COLOUR, "#4caf50", "#9c27b0", "#795548", "#607d8b")
+
+
+def _series_chart(title: str, groups: Mapping[str, Sequence[Optional[float]]], series: Sequence[str],
+                  chart_class: str, counts: Optional[Mapping[str, int]] = None) -> str:
+    """Bars of several series (fractions in [0, 1]) per group; an undefined value (None) gets no bar."""
+    bar_w = max(8, 50 // max(1, len(series)))
+    longest = max((len(name) for name in groups), default=0)
+    step = max(bar_w * len(series) + 26, 7 * longest + 10)  # room for the group labels (11 px sans: ~6.5 px/char)
+    width = max(240, _PAD_L + step * len(groups) + 16)
+    colours = dict(zip(series, _SERIES_COLOURS, strict=False))
+    parts = []
+    for i, (name, values) in enumerate(groups.items()):
+        x0 = _PAD_L + 12 + i * step
+        for j, (key, value) in enumerate(zip(series, values, strict=True)):
+            if value is None:
+                continue
+            top = _y(value)
+            parts.append(f'<rect x="{x0 + j * bar_w}" y="{top:.1f}" width="{bar_w - 2}" '
+                         f'height="{_CHART_H - _PAD_B - top:.1f}" fill="{colours.get(key, "#999")}"><title>'
+                         f'{html.escape(name)} {html.escape(key)} {value:.3f}</title></rect>')
+        middle = x0 + bar_w * len(series) // 2
+        parts.append(f'<text x="{middle}" y="{_CHART_H - _PAD_B + 14}" font-size="11" text-anchor="middle">'
+                     f'{html.escape(name)}</text>')
+        if counts is not None and name in counts:
+            parts.append(f'<text x="{middle}" y="{_CHART_H - _PAD_B + 27}" font-size="9" fill="#666" '
+                         f'text-anchor="middle">n={counts[name]}</text>')
+    return _figure(title, width, "".join(parts), chart_class,
+                   [(key, colours.get(key, "#999")) for key in series])
 
 
 def _bar_chart(title: str, groups: Mapping[str, GroupStats], chart_class: str) -> str:
@@ -254,6 +305,56 @@ def _line_chart(title: str, groups: Mapping[int, GroupStats], chart_class: str) 
 def levels_of(records: Sequence[SubtaskRecord]) -> dict[str, GroupStats]:
     """SR and SPL per LangMap level of the records that carry one (LangMap order); empty when none does."""
     return langmap_by_level(LevelRecord(r.level, r.success, r.spl) for r in records if r.level is not None)
+
+
+def seq_sr_of(records: Sequence[SubtaskRecord]) -> dict[int, float]:
+    """LangMap's SeqSR@1..n of a run whose every record has a level (an episode is a sequence, n its longest);
+    empty otherwise."""
+    if not records or any(r.level is None for r in records):
+        return {}
+    levels = [LevelRecord(str(r.level), r.success, r.spl, sequence_id=f"{r.scene_id}/{r.episode_id}", index=r.index)
+              for r in records]
+    return seq_sr_table(levels, max(r.index for r in records) + 1)
+
+
+_RowKey = tuple[Optional[str], str, int]  # (scene_id, episode_id, subtask index)
+
+
+def _suite_rows(meta: Mapping[str, Any], suite: str, key: str) -> dict[_RowKey, Mapping[str, Any]]:
+    """The suite's per-subtask rows of ``meta[suite][key]`` by (scene_id, episode_id, index); {} when absent."""
+    block = meta.get(suite)
+    rows = block.get(key) if isinstance(block, Mapping) else None
+    if not isinstance(rows, list):
+        return {}
+    return {(row.get("scene_id"), str(row["episode_id"]), row.get("index", 0)): row for row in rows
+            if isinstance(row, Mapping) and "episode_id" in row and isinstance(row.get("index", 0), int)}
+
+
+def styles_of(records: Sequence[SubtaskRecord], meta: Mapping[str, Any]) -> dict[str, GroupStats]:
+    """SR and SPL per LangMap description style (``meta["langmap"]["subtasks"]``); empty when not known."""
+    rows = _suite_rows(meta, "langmap", "subtasks")
+    by_style: dict[str, list[LevelRecord]] = {}
+    for r in records:
+        row = rows.get((r.scene_id, r.episode_id, r.index))
+        if r.level is not None and row is not None and row.get("style"):
+            by_style.setdefault(str(row["style"]), []).append(LevelRecord(r.level, r.success, r.spl))
+    return {style: langmap_overall(items) for style, items in sorted(by_style.items())}
+
+
+def pasture_splits_of(records: Sequence[SubtaskRecord], meta: Mapping[str, Any]) -> dict[str, GroupStats]:
+    """SR and SPL per PASTURE split (``meta["pasture"]["episodes"]``, PASTURE order); empty when not known."""
+    rows = _suite_rows(meta, "pasture", "episodes")
+    items = []
+    for r in records:
+        row = rows.get((r.scene_id, r.episode_id, 0))
+        if row is not None and row.get("category") in PASTURE_CATEGORIES:
+            items.append(PastureRecord(f"{r.scene_id}/{r.episode_id}", str(row["category"]), r.success, r.spl))
+    return pasture_by_category(items)
+
+
+def _value_table(title: str, key_name: str, values: Mapping[Any, float], value_name: str, table_id: str) -> str:
+    rows = [[k, f"{v:.3f}"] for k, v in values.items()]
+    return f"<h2>{html.escape(title)}</h2>{_table(rows, [key_name, value_name], table_id)}"
 
 
 # ------------------------------------------------------------------------------------------------ maps
@@ -361,13 +462,28 @@ def render_html_report(records: Sequence[SubtaskRecord], summary: Summary, meta:
                                       ["subtasks", summary.num_subtasks], ["episodes", summary.num_episodes]]
     overall_rows += [[f"ended by {k}", v] for k, v in summary.stop_reasons.items()]
     overall = _table(overall_rows, ["metric", "value"], "overall")
+    seq_sr = seq_sr_of(records)
+    styles = styles_of(records, meta)
+    splits = pasture_splits_of(records, meta)
     charts = [_bar_chart("By modality", dict(summary.by_modality), "by-modality")]
     if levels:
         charts.append(_bar_chart("By LangMap level", levels, "by-level"))
+    if seq_sr:
+        charts.append(_series_chart("LangMap SeqSR@n", {f"@{n}": [v] for n, v in seq_sr.items()}, ["SeqSR"],
+                                    "seq-sr"))
+    if splits:
+        charts.append(_bar_chart("By PASTURE split", splits, "by-pasture-split"))
     charts.append(_line_chart("By subtask index", by_index, "by-subtask-index"))
     tables = [_stats_table("By modality", "modality", summary.by_modality, "by-modality")]
     if levels:
         tables.append(_stats_table("By LangMap level", "level", levels, "by-level"))
+    if styles:
+        tables.append(_stats_table("By LangMap description style", "style", styles, "by-style"))
+    if seq_sr:
+        tables.append(_value_table("LangMap SeqSR@n (sequences whose first n goals all succeed)", "n",
+                                   seq_sr, "SeqSR", "seq-sr"))
+    if splits:
+        tables.append(_stats_table("By PASTURE split", "split", splits, "by-pasture-split"))
     tables.append(_stats_table("By subtask index", "subtask index", by_index, "by-subtask-index"))
     episodes = [_episode_section(scene, ep, [r for r in records if (r.scene_id, r.episode_id) == (scene, ep)],
                                  _find_trajectory(stored, scene, ep), bool(levels))
@@ -392,6 +508,119 @@ def write_html_report(path: Path, records: Sequence[SubtaskRecord], summary: Sum
     atomic_write_bytes(path, render_html_report(records, summary, meta, trajectories).encode("utf-8"))
 
 
+# ------------------------------------------------------------------------------------------------ FindingDory
+
+FINDINGDORY_COLUMNS = ("HL-SR", "LL-SR", "HL-SPL", "LL-SPL", "DTG-SR", "SC-SR")
+
+
+def _findingdory_values(stats: FindingDoryStats) -> list[Optional[float]]:
+    return [stats.hl_sr, stats.ll_sr, stats.hl_spl, stats.ll_spl, stats.dtg_sr, stats.sc_sr]
+
+
+def _percent(value: Optional[float]) -> str:
+    """FindingDory's tables are in percent; an undefined value (HL-SPL of multi-goal tasks only) is "-"."""
+    return "-" if value is None else f"{100.0 * value:.1f}"
+
+
+def _yes(value: Any) -> str:
+    return "yes" if value else "no"
+
+
+def _task_map(trajectory: Trajectory, task: Mapping[str, Any]) -> str:
+    """The top-down map of one task: every goal is coloured as a description goal, starred if the task succeeded
+    at the low level (FindingDory scores the task, not its goals)."""
+    draw = [SubtaskRecord(episode_id=trajectory.episode_id, index=k, modality=GoalModality.DESCRIPTION,
+                          success=bool(task.get("ll_success")), spl=0.0, path_length_m=0.0, geodesic_m=None,
+                          num_actions=0, stop_reason="stop", distance_to_goal_m=None)
+            for k in range(len(trajectory.subtask_starts))]
+    image = _png_data_uri(render_topdown(trajectory, draw, scale_px_per_m=25.0))
+    name = html.escape(str(task.get("task_id", "")))
+    return (f'<figure class="task-map"><figcaption>{name}</figcaption><img class="map" '
+            f'alt="top-down map of {html.escape(trajectory.episode_id)}" src="{image}"></figure>')
+
+
+def _findingdory_episode(episode_id: str, tasks: Sequence[Mapping[str, Any]],
+                         trajectories: Sequence[Trajectory]) -> str:
+    header = ["task", "type", "instruction", "HL", "DTG", "SC", "LL", "HL-SPL", "LL-SPL", "actions", "path m",
+              "error"]
+    rows = [[t.get("task_id", ""), t.get("task_type", ""), t.get("lang", ""), _yes(t.get("hl_success")),
+             _yes(t.get("hl_dtg_success")), _yes(t.get("hl_sc_success")), _yes(t.get("ll_success")),
+             "-" if t.get("hl_spl") is None else f"{float(t['hl_spl']):.2f}", f"{float(t.get('ll_spl', 0.0)):.2f}",
+             t.get("num_actions", ""), f"{float(t.get('path_length_m', 0.0)):.1f}", t.get("error") or ""]
+            for t in tasks]
+    maps = []
+    for t in tasks:
+        trajectory = _find_trajectory(trajectories, None, f"{episode_id}/{t.get('task_id')}")
+        if trajectory is not None and trajectory.navigable is not None:
+            maps.append(_task_map(trajectory, t))
+    pictures = "".join(maps) if maps else ('<p class="note">No maps: the results hold no trajectories for this '
+                                           'episode (run with <code>goat-nav bench --out</code> to store them).</p>')
+    return (f'<section class="episode"><h3>Episode {html.escape(episode_id)}</h3>{_table(rows, header)}'
+            f"<div>{pictures}</div></section>")
+
+
+_FINDINGDORY_LEGEND = ("<p class=\"note\">Maps, one per task: light grey is navigable, dark grey is not; the line is "
+                       "the low-level drive from the experience start (ringed); crosses mark each goal's valid "
+                       "targets, stars when the task succeeded; a task the high level failed has no drive.</p>")
+
+
+def render_findingdory_report(records: Sequence[FindingDoryRecord], tasks: Sequence[Mapping[str, Any]],
+                              meta: Mapping[str, Any], trajectories: Sequence[Trajectory]) -> str:
+    """The report page of a FindingDory run: ``records[i]`` is the record of ``tasks[i]`` (the results file's
+    task rows); trajectories (``<episode>/<task>``) are drawn from their stored form."""
+    if len(records) != len(tasks):
+        raise ValueError(f"{len(records)} FindingDory records for {len(tasks)} task rows")
+    stored = trajectories_from_json(trajectories_to_json(trajectories))
+    overall = findingdory_stats(records) if records else None
+    by_type = findingdory_by_task_type(records)
+    overall_rows: list[list[Any]] = []
+    if overall is not None:
+        overall_rows = [[name, _percent(v)] for name, v in zip(FINDINGDORY_COLUMNS, _findingdory_values(overall),
+                                                                strict=True)]
+    overall_rows += [["tasks", len(records)], ["episodes", len({r.episode_id for r in records})]]
+    type_rows = [[name] + [_percent(v) for v in _findingdory_values(stats)] + [stats.count]
+                 for name, stats in by_type.items()]
+    groups = ({"overall": _findingdory_values(overall)} if overall is not None else {}) | {
+        name: _findingdory_values(stats) for name, stats in by_type.items()}
+    counts = ({"overall": overall.count} if overall is not None else {}) | {n: s.count for n, s in by_type.items()}
+    chart = _series_chart("FindingDory metrics, overall and by task type", groups, FINDINGDORY_COLUMNS,
+                          "findingdory-by-task-type", counts)
+    by_episode: dict[str, list[Mapping[str, Any]]] = {}
+    for task in tasks:
+        by_episode.setdefault(str(task.get("episode_id")), []).append(task)
+    episodes = [_findingdory_episode(ep, items, stored) for ep, items in by_episode.items()]
+    run = html.escape(json.dumps(dict(meta), indent=2, default=str))
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>goat_nav FindingDory report</title>
+<style>{_STYLE}
+figure.task-map{{display:inline-block;margin:0.5em 1em 0.5em 0;vertical-align:top}}</style></head>
+<body><h1>goat_nav FindingDory report</h1>
+<h2>Overall (%)</h2>{_table(overall_rows, ["metric", "value"], "findingdory-overall")}
+<div class="charts">{chart}</div>
+<h2>By task type (%)</h2>{_table(type_rows, ["task type", *FINDINGDORY_COLUMNS, "n"], "findingdory-by-task-type")}
+<h2>Episodes</h2>{_FINDINGDORY_LEGEND}{"".join(episodes)}
+<h2>Run</h2><pre>{run}</pre>
+</body></html>
+"""
+
+
+def write_findingdory_report(path: Path, records: Sequence[FindingDoryRecord], tasks: Sequence[Mapping[str, Any]],
+                             meta: Mapping[str, Any], trajectories: Sequence[Trajectory]) -> None:
+    """Write the FindingDory report page atomically."""
+    atomic_write_bytes(path, render_findingdory_report(records, tasks, meta, trajectories).encode("utf-8"))
+
+
+def _suite_of(results_path: PathLike) -> Optional[str]:
+    """The top-level ``suite`` of a results file that names one (FindingDory's own layout); None otherwise, and
+    for a file that cannot be read (the reader then names the problem)."""
+    try:
+        data = json.loads(Path(results_path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    suite = data.get("suite") if isinstance(data, dict) else None
+    return suite if isinstance(suite, str) else None
+
+
 def load_run_trajectories(results_path: PathLike, meta: Mapping[str, Any]) -> list[Trajectory]:
     """The stored trajectories of a results file; none when its meta names no file (older results).
 
@@ -411,9 +640,17 @@ def load_run_trajectories(results_path: PathLike, meta: Mapping[str, Any]) -> li
 
 def run_report(args: argparse.Namespace) -> int:
     """``goat-nav report results.json``: the report of a finished (or interrupted) run, from its files."""
+    out = args.out if args.out is not None else Path(args.results).with_suffix(".html")
+    if _suite_of(args.results) == "findingdory":
+        from goat_nav.suites.findingdory import read_results  # here: that module imports this one
+
+        found = read_results(args.results)
+        write_findingdory_report(out, found.records, found.tasks, found.meta,
+                                 load_run_trajectories(args.results, found.meta))
+        print(f"report: {out}")
+        return 0
     results = read_results_json(args.results)
     trajectories = load_run_trajectories(args.results, results.meta)
-    out = args.out if args.out is not None else Path(args.results).with_suffix(".html")
     write_html_report(out, results.records, summarise(results.records), results.meta, trajectories)
     print(f"report: {out}")
     return 0

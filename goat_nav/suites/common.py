@@ -4,12 +4,16 @@ A suite turns its procedural episodes into GoatEpisodes whose tasks the unchange
 :class:`SuiteRunner` and writes the results file of ``goat-nav bench`` (records that
 ``goat_core.bench.results.read_results_json`` reads, the suite's own per-subtask fields and tables under
 ``meta[<suite>]``), the trajectories file next to it and the HTML report, as ``goat-nav bench`` does for GOAT.
+``--record RUN`` writes the run as a rosbag2 MCAP bag through the GOAT suite's recorder and callbacks
+(:class:`goat_nav.record.RunRecorder`, :class:`goat_nav.bench_cmd.SubtaskTap`).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import math
 import sys
 import time
 from dataclasses import dataclass, field
@@ -21,11 +25,12 @@ from tqdm import tqdm
 from goat_core.agent import AgentConfig
 from goat_core.bench.episodes import GoatEpisode, load_goat_dataset
 from goat_core.bench.results import GroupStats, SubtaskRecord, summarise, write_results_json
-from goat_core.errors import ConfigError
 from goat_core.matching.embeddings import SentenceEmbedder
 from goat_core.matching.matcher import MatcherConfig
+from goat_nav.bench_cmd import SubtaskTap
+from goat_nav.record import RunRecorder, check_bag_path
 from goat_nav.report import TRAJECTORIES_META_KEY, trajectories_path, write_html_report, write_trajectories
-from goat_nav.runner import EpisodeRunner, RunConfig, SubtaskTrace, Trajectory
+from goat_nav.runner import EpisodeRunner, RunConfig, Trajectory
 from sim_bridge.embedded.catalogue import CATALOGUE
 from sim_bridge.embedded.home import Home, HomeConfig
 
@@ -49,9 +54,9 @@ def home_config_from_args(args: argparse.Namespace) -> HomeConfig:
 
 
 def check_suite_args(args: argparse.Namespace) -> None:
-    """Refuse the ``goat-nav bench`` flags a suite does not implement, before anything is generated."""
+    """Check the ``goat-nav bench`` flags before anything is generated: a bad ``--record`` path fails at once."""
     if getattr(args, "record", None) is not None:
-        raise ConfigError(f"--record is not supported with --suite {args.suite}; record a GOAT run instead")
+        check_bag_path(args.record)
 
 
 def load_episodes(args: argparse.Namespace) -> Sequence[GoatEpisode]:
@@ -74,6 +79,7 @@ class SuiteRun:
 
     records: list[SubtaskRecord] = field(default_factory=list)
     trajectories: list[Trajectory] = field(default_factory=list)
+    bag: Optional[Path] = None  # the rosbag2 folder of --record
 
 
 def run_episodes(args: argparse.Namespace, episodes: Sequence[GoatEpisode], runner: EpisodeRunner,
@@ -82,29 +88,35 @@ def run_episodes(args: argparse.Namespace, episodes: Sequence[GoatEpisode], runn
     """Run every episode with a progress bar; after each, rewrite ``--out`` (trajectories first).
 
     ``annotate`` adds what the suite knows about a record (the LangMap level); ``suite_meta`` gives the suite's
-    meta entry (its per-subtask fields and tables) for the records so far.
+    meta entry (its per-subtask fields and tables) for the records so far. With ``--record`` every goal, action,
+    observation and result goes into the bag as in a GOAT run.
     """
     started = time.monotonic()
     run = SuiteRun()
+    # The bag's run info is the meta as prepared: the same run gives the same bag whatever --out is.
+    recorder = RunRecorder(args.record, run_info=meta) if getattr(args, "record", None) is not None else None
     traj_path = trajectories_path(args.out) if args.out is not None else None
     if traj_path is not None:
         meta[TRAJECTORIES_META_KEY] = traj_path.name
+    hfov_rad = math.radians(runner.sim_config.hfov_deg)
     bar = tqdm(episodes, desc="episodes", unit="ep", disable=args.quiet, file=sys.stderr)
-    for episode in bar:
-        on_subtask: Optional[Callable[[SubtaskTrace], None]] = None
-        if args.verbose:
-            def on_subtask(trace: SubtaskTrace) -> None:
-                tqdm.write(trace.line(), file=sys.stderr)
-        records, trajectory = runner.run_episode(episode, on_subtask=on_subtask)
-        run.records.extend(annotate(episode, r) for r in records)
-        run.trajectories.append(trajectory)
-        summary = summarise(run.records)
-        bar.set_postfix(SR=f"{summary.success_rate:.2f}", SPL=f"{summary.spl:.2f}")
-        if args.out is not None and traj_path is not None:
-            meta["elapsed_s"] = round(time.monotonic() - started, 1)
-            meta[args.suite] = suite_meta(run.records)
-            write_trajectories(traj_path, run.trajectories)  # first: the results never name a missing file
-            write_results_json(args.out, run.records, summary, meta)
+    with recorder if recorder is not None else contextlib.nullcontext():
+        for episode in bar:
+            tap = SubtaskTap(episode, runner.run_config, hfov_rad, recorder, args.verbose)
+            records, trajectory = runner.run_episode(
+                episode, on_step=tap.on_step if recorder is not None else None,
+                on_subtask=tap.on_subtask if recorder is not None or args.verbose else None,
+                on_goal=tap.on_goal if recorder is not None else None)
+            run.records.extend(annotate(episode, r) for r in records)
+            run.trajectories.append(trajectory)
+            summary = summarise(run.records)
+            bar.set_postfix(SR=f"{summary.success_rate:.2f}", SPL=f"{summary.spl:.2f}")
+            if args.out is not None and traj_path is not None:
+                meta["elapsed_s"] = round(time.monotonic() - started, 1)
+                meta[args.suite] = suite_meta(run.records)
+                write_trajectories(traj_path, run.trajectories)  # first: the results never name a missing file
+                write_results_json(args.out, run.records, summary, meta)
+    run.bag = recorder.folder if recorder is not None else None
     return run
 
 
@@ -118,6 +130,8 @@ def finish(args: argparse.Namespace, run: SuiteRun, meta: dict[str, Any], table:
     print(f"{what}, {len(run.records)} subtasks in {time.monotonic() - started:.0f} s")
     if args.out is not None:
         print(f"results: {args.out}")
+    if run.bag is not None:
+        print(f"recording: {run.bag} (rosbag2: metadata.yaml + {run.bag.name}.mcap)")
     if args.report is not None:
         write_html_report(Path(args.report), run.records, summary, meta, run.trajectories)
         print(f"report: {args.report}")

@@ -15,11 +15,20 @@ Scores are FindingDory's HL-SR, LL-SR, HL-SPL, LL-SPL, DTG-SR and SC-SR (``goat_
 overall and per task type. ``--no-memory``: the navigator does not get the map it built while watching the
 experience (the selector still reads the log, which is the task's input). ``--max-actions`` is the budget per
 goal (default 500); ``--success-distance-m`` / ``--success-metric`` set the verifier's distance threshold.
+
+Files: ``--out`` writes the FindingDory results (:func:`write_results`, read back by :func:`read_results` and
+``goat-nav report``) and next to them the trajectories file of ``goat-nav bench`` (one entry per task, id
+``<episode>/<task>``); ``--report`` the HTML report; ``--record RUN`` a rosbag2 MCAP bag of the interaction phase
+through :class:`goat_nav.record.RunRecorder`: per task its instruction as a description goal, every observation
+and action of the low-level drive, and the task's low-level result. Real FindingDory episode files
+(``--episodes-file``) need their HSSD scenes in habitat-sim: :func:`check_episodes_file` refuses them, naming the
+scene.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import sys
@@ -27,15 +36,17 @@ import time
 from dataclasses import dataclass, field
 from itertools import permutations
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 from tqdm import tqdm
 
 from goat_core.bench.experience import ExperienceLog
+from goat_core.bench.findingdory import load_findingdory_dataset
 from goat_core.bench.findingdory_selector import ExperienceSelector, Selection
 from goat_core.bench.findingdory_tasks import TASK_TYPES, FindingDoryTask
-from goat_core.bench.results import atomic_write_bytes
+from goat_core.bench.metrics import InvalidMetricInputError
+from goat_core.bench.results import InvalidResultError, SubtaskRecord, atomic_write_bytes
 from goat_core.bench.suite_metrics import (
     FindingDoryRecord,
     FindingDoryStats,
@@ -45,7 +56,11 @@ from goat_core.bench.suite_metrics import (
 from goat_core.control.pose_nav import PoseGoalNavigator, PoseNavConfig
 from goat_core.errors import ConfigError, GoatError, SceneGenerationError
 from goat_core.mapping.occupancy import OccupancyGrid
-from goat_core.types import DiscreteAction, Pose2D
+from goat_core.types import DiscreteAction, GoalModality, Observation, Pose2D
+from goat_nav.record import RecordedGoal, RunRecorder, check_bag_path
+from goat_nav.report import TRAJECTORIES_META_KEY, trajectories_path, write_findingdory_report, write_trajectories
+from goat_nav.runner import Trajectory
+from sim_bridge.embedded.episodes import scene_id_for
 from sim_bridge.embedded.findingdory_gen import (
     FindingDoryGenConfig,
     JudgeConfig,
@@ -95,6 +110,9 @@ class TaskOutcome:
     num_actions: int
     stops: int
     error: Optional[str] = None
+    actions: tuple[DiscreteAction, ...] = ()  # of the low-level drive, every goal's STOP included
+    path_xy_m: tuple[tuple[float, float], ...] = ()  # world positions of the drive: its start, then every step
+    goal_starts: tuple[int, ...] = ()  # per goal driven to: the index into path_xy_m where its drive began
 
     def to_json(self) -> dict[str, Any]:
         r = self.record
@@ -117,6 +135,24 @@ class TaskOutcome:
                 f"LL {_ok(r.ll_success)} after {self.num_actions} actions, {self.path_length_m:.1f} m, "
                 f"LL-SPL {r.ll_spl:.2f}")
         return text + (f"; error: {self.error}" if self.error else "")
+
+    def subtask_record(self, index: int, scene_id: Optional[str] = None) -> SubtaskRecord:
+        """The task as a ``goat-nav bench`` subtask record (the bag's /goat/subtask_result): the low-level
+        outcome, a description goal (the instruction). Ended by "stop" when every goal driven to was stopped at
+        (or none was: the high level gave no valid answer), "budget" when a goal ran out of actions, "error" when
+        the selector could not read the instruction."""
+        r = self.record
+        if self.error is not None:
+            stop_reason = "error"
+        elif self.goal_starts and self.stops < len(self.goal_starts):
+            stop_reason = "budget"
+        else:
+            stop_reason = "stop"
+        geodesic = self.shortest_path_m if np.isfinite(self.shortest_path_m) else None
+        return SubtaskRecord(episode_id=r.episode_id, index=index, modality=GoalModality.DESCRIPTION,
+                             success=r.ll_success, spl=r.ll_spl, path_length_m=self.path_length_m,
+                             geodesic_m=geodesic, num_actions=self.num_actions, stop_reason=stop_reason,
+                             distance_to_goal_m=None, error=self.error, actions=self.actions, scene_id=scene_id)
 
 
 def _ok(flag: bool) -> str:
@@ -144,31 +180,46 @@ def _assigned(task: FindingDoryTask, verdicts: Sequence[Sequence[Verdict]], attr
     return any(all(getattr(verdicts[k][goal], attr) for k, goal in enumerate(order)) for order in orders)
 
 
+StepCallback = Callable[[Observation, DiscreteAction], None]  # an action and the observation it was chosen on
+
+
 @dataclass
 class _Drive:
     stops: list[list[Verdict]] = field(default_factory=list)  # per STOP: the verdict for every goal
     path_length_m: float = 0.0
     num_actions: int = 0
+    actions: list[DiscreteAction] = field(default_factory=list)
+    path_xy_m: list[tuple[float, float]] = field(default_factory=list)  # world: the start, then every step
+    goal_starts: list[int] = field(default_factory=list)  # index into path_xy_m where each goal's drive began
+
+
+def _xy(pose: Pose2D) -> tuple[float, float]:
+    return (float(pose.x_m), float(pose.y_m))
 
 
 def navigate(sim: EmbeddedSim, judge: TaskJudge, navigator: PoseGoalNavigator, task: FindingDoryTask,
-             goals: Sequence[Pose2D], max_actions_per_goal: int) -> _Drive:
+             goals: Sequence[Pose2D], max_actions_per_goal: int, on_step: Optional[StepCallback] = None) -> _Drive:
     """Drive from the experience start to each goal pose (episode frame) in turn, verifying at every STOP."""
     start = judge.start_world
     obs = sim.reset(start.xy(), start.yaw_rad)
-    drive = _Drive()
+    drive = _Drive(path_xy_m=[_xy(start)])
     prev = start.xy()
     for goal in goals:
         navigator.start_goal(goal)
+        drive.goal_starts.append(len(drive.path_xy_m) - 1)
         stopped = False
         for _ in range(max_actions_per_goal):
             action = navigator.act(obs)
             drive.num_actions += 1
+            drive.actions.append(action)
+            if on_step is not None:
+                on_step(obs, action)
             if action is DiscreteAction.STOP:
                 stopped = True
                 break
             obs = sim.step(action)
             here = sim.base_pose_world.xy()
+            drive.path_xy_m.append(_xy(sim.base_pose_world))
             drive.path_length_m += float(np.linalg.norm(here - prev))
             prev = here
         if not stopped:
@@ -180,8 +231,10 @@ def navigate(sim: EmbeddedSim, judge: TaskJudge, navigator: PoseGoalNavigator, t
 
 def run_task(sim: EmbeddedSim, judge: TaskJudge, navigator: PoseGoalNavigator, experience_map: Optional[OccupancyGrid],
              log: ExperienceLog, task: FindingDoryTask, episode_id: str, config: FindingDoryRunConfig,
-             selector: Optional[ExperienceSelector] = None) -> TaskOutcome:
-    """High level, then (after a high-level success) low level, and the FindingDory record of the task."""
+             selector: Optional[ExperienceSelector] = None, on_step: Optional[StepCallback] = None) -> TaskOutcome:
+    """High level, then (after a high-level success) low level, and the FindingDory record of the task.
+
+    ``on_step`` sees every low-level action with the observation it was chosen on (the recorder's hook)."""
     selector = selector or ExperienceSelector()
     start_xy = judge.start_world.xy()
     shortest_m = judge.shortest_path_m(task, start_xy)
@@ -198,7 +251,7 @@ def run_task(sim: EmbeddedSim, judge: TaskJudge, navigator: PoseGoalNavigator, e
         else:
             navigator.clear_map()
         goals = [log.frames[f].pose for f in selection.frame_indices]
-        drive = navigate(sim, judge, navigator, task, goals, config.max_actions_per_goal)
+        drive = navigate(sim, judge, navigator, task, goals, config.max_actions_per_goal, on_step)
     ll_success = hl.success and _assigned(task, drive.stops, "success")
     hl_goal_m: Optional[float] = None
     if not task.multi_goal:  # FindingDory leaves HL-SPL undefined for multi-goal tasks
@@ -211,18 +264,64 @@ def run_task(sim: EmbeddedSim, judge: TaskJudge, navigator: PoseGoalNavigator, e
     return TaskOutcome(record=record, lang=task.lang, template_key=task.template_key,
                        valid_targets=tuple(tuple(sorted(g.valid_ids)) for g in task.subgoals), selection=selection,
                        shortest_path_m=shortest_m, path_length_m=drive.path_length_m, num_actions=drive.num_actions,
-                       stops=len(drive.stops), error=error)
+                       stops=len(drive.stops), error=error, actions=tuple(drive.actions),
+                       path_xy_m=tuple(drive.path_xy_m), goal_starts=tuple(drive.goal_starts))
 
 
 # ----------------------------------------------------------------------------------------------- one episode
 
 
+@dataclass
+class EpisodeRun:
+    """What one episode produced: per task its outcome and its trajectory (id ``<episode>/<task>``)."""
+
+    scene_id: str  # the home's scene id (sim_bridge.embedded.episodes.scene_id_for)
+    outcomes: list[TaskOutcome] = field(default_factory=list)
+    trajectories: list[Trajectory] = field(default_factory=list)
+
+
+def recorded_goal(task: FindingDoryTask, episode_id: str, index: int, config: FindingDoryRunConfig) -> RecordedGoal:
+    """A task as /goat/goal carries it: the instruction as a description goal; target_id lists each goal's valid
+    targets ("|" between alternatives, ";" between goals); the budget is the per-goal one times the goals."""
+    targets = ";".join("|".join(sorted(goal.valid_ids)) for goal in task.subgoals)
+    return RecordedGoal(episode_id=episode_id, subtask_index=index, modality=GoalModality.DESCRIPTION,
+                        text=task.lang, target_id=targets,
+                        max_actions=config.max_actions_per_goal * len(task.subgoals))
+
+
+def task_trajectory(sim: EmbeddedSim, judge: TaskJudge, task: FindingDoryTask, outcome: TaskOutcome,
+                    scene_id: str) -> Trajectory:
+    """The report's picture of one task: the drive (or the start alone), one start and the targets per goal."""
+    path = list(outcome.path_xy_m) or [_xy(judge.start_world)]
+    starts = list(outcome.goal_starts)
+    starts += [len(path) - 1] * (len(task.subgoals) - len(starts))  # goals never driven to start at the end
+    goals: list[list[tuple[float, float]]] = []
+    for goal in task.subgoals:
+        centres = []
+        for target in sorted(goal.valid_ids):
+            try:
+                centre = judge.goal(target).centre_xy_m
+            except GoatError:  # a target without a reachable point: nothing to mark
+                continue
+            centres.append((float(centre[0]), float(centre[1])))
+        goals.append(centres)
+    grid = sim.navgrid
+    return Trajectory(f"{outcome.record.episode_id}/{task.task_id}", scene_id, positions_xy_m=path,
+                      subtask_starts=starts, goal_positions_xy_m=goals, navigable=grid.navigable,
+                      grid_origin_xy_m=(float(grid.origin_xy_m[0]), float(grid.origin_xy_m[1])),
+                      grid_resolution_m=grid.resolution_m)
+
+
 def run_episode(home_seed: int, episode_id: str, config: FindingDoryRunConfig = FindingDoryRunConfig(),
                 home_config: HomeConfig = HomeConfig(), gen_config: Optional[FindingDoryGenConfig] = None,
-                task_types: Sequence[str] = TASK_TYPES) -> list[TaskOutcome]:
-    """Experience, instructions and every task of one home (the experience's random draws from ``home_seed``)."""
+                task_types: Sequence[str] = TASK_TYPES, recorder: Optional[RunRecorder] = None) -> EpisodeRun:
+    """Experience, instructions and every task of one home (the experience's random draws from ``home_seed``).
+
+    ``recorder``: the interaction phase goes into its bag (per task: goal, observations and actions, result);
+    the experience itself is the task's input and is not recorded."""
     gen_config = gen_config or FindingDoryGenConfig()
     rng = np.random.default_rng(home_seed)
+    run = EpisodeRun(scene_id_for(home_seed, home_config))
     with EmbeddedSim(generate_home(home_seed, home_config), findingdory_sim_config()) as sim:
         navigator = PoseGoalNavigator(PoseNavConfig(actions=sim.config.action_sizes,
                                                     camera_tilt_rad=gen_config.camera_tilt_rad))
@@ -231,8 +330,16 @@ def run_episode(home_seed: int, episode_id: str, config: FindingDoryRunConfig = 
         judge = TaskJudge(sim, experience.start_world, config.judge)
         tasks = generate_tasks(sim, experience, judge, rng, gen_config, task_types)
         selector = ExperienceSelector()
-        return [run_task(sim, judge, navigator, experience_map, experience.log, task, episode_id, config, selector)
-                for task in tasks]
+        for index, task in enumerate(tasks):
+            if recorder is not None:
+                recorder.on_goal(recorded_goal(task, episode_id, index, config))
+            outcome = run_task(sim, judge, navigator, experience_map, experience.log, task, episode_id, config,
+                               selector, on_step=recorder.on_step if recorder is not None else None)
+            if recorder is not None:
+                recorder.on_result(outcome.subtask_record(index, run.scene_id))
+            run.outcomes.append(outcome)
+            run.trajectories.append(task_trajectory(sim, judge, task, outcome, run.scene_id))
+    return run
 
 
 # ----------------------------------------------------------------------------------------------- table, files
@@ -255,14 +362,72 @@ def format_table(records: Sequence[FindingDoryRecord]) -> str:
     return "\n".join(lines)
 
 
-def write_results(path: Path, outcomes: Sequence[TaskOutcome], meta: dict[str, Any]) -> None:
-    records = [o.record for o in outcomes]
+def _summary(records: Sequence[FindingDoryRecord]) -> dict[str, Any]:
     summary: dict[str, Any] = {"num_tasks": len(records)}
     if records:
         summary["overall"] = findingdory_stats(records).to_json()
         summary["by_task_type"] = {k: v.to_json() for k, v in findingdory_by_task_type(records).items()}
-    body = {"suite": "findingdory", "summary": summary, "tasks": [o.to_json() for o in outcomes], "meta": meta}
+    return summary
+
+
+def write_results(path: Path, outcomes: Sequence[TaskOutcome], meta: dict[str, Any]) -> None:
+    """The results file: ``{"suite": "findingdory", "summary", "tasks": [TaskOutcome.to_json()], "meta"}``."""
+    body = {"suite": "findingdory", "summary": _summary([o.record for o in outcomes]),
+            "tasks": [o.to_json() for o in outcomes], "meta": meta}
     atomic_write_bytes(path, (json.dumps(body, indent=1, allow_nan=False) + "\n").encode("utf-8"))
+
+
+@dataclass(frozen=True)
+class FindingDoryResults:
+    """A results file of ``goat-nav bench --suite findingdory``, checked."""
+
+    records: tuple[FindingDoryRecord, ...]
+    tasks: tuple[dict[str, Any], ...]  # as written: TaskOutcome.to_json() per task
+    meta: dict[str, Any]
+
+
+_TASK_FIELDS = ("episode_id", "task_id", "task_type", "hl_success", "hl_dtg_success", "hl_sc_success",
+                "ll_success", "hl_spl", "ll_spl")
+
+
+def is_results_file(data: Any) -> bool:
+    """Whether parsed JSON is a FindingDory results file (its top-level ``suite`` says so)."""
+    return isinstance(data, dict) and data.get("suite") == "findingdory"
+
+
+def results_from_json(data: Any, source: str) -> FindingDoryResults:
+    """Inverse of :func:`write_results`; InvalidResultError names ``source``, the task and the field."""
+    if not is_results_file(data) or set(data) != {"suite", "summary", "tasks", "meta"}:
+        keys = sorted(data) if isinstance(data, dict) else type(data).__name__
+        raise InvalidResultError(f"{source}: expected a FindingDory results file (suite, summary, tasks, meta), "
+                                 f"got {keys}")
+    if not isinstance(data["tasks"], list) or not isinstance(data["meta"], dict):
+        raise InvalidResultError(f"{source}: tasks must be a list and meta an object")
+    records = []
+    for i, raw in enumerate(data["tasks"]):
+        missing = [k for k in _TASK_FIELDS if not isinstance(raw, dict) or k not in raw]
+        if missing:
+            raise InvalidResultError(f"{source}: tasks[{i}]: missing fields {missing}")
+        try:
+            records.append(FindingDoryRecord(**{k: raw[k] for k in _TASK_FIELDS}))
+        except (InvalidMetricInputError, TypeError) as exc:
+            raise InvalidResultError(f"{source}: tasks[{i}]: {exc}") from None
+    recomputed = json.loads(json.dumps(_summary(records)))
+    if data["summary"] != recomputed:
+        raise InvalidResultError(f"{source}: summary does not match the task records; stored {data['summary']!r}, "
+                                 f"recomputed {recomputed!r}")
+    return FindingDoryResults(records=tuple(records), tasks=tuple(data["tasks"]), meta=data["meta"])
+
+
+def read_results(path: Path) -> FindingDoryResults:
+    """Read and check a results file written by :func:`write_results`."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InvalidResultError(f"{path}: cannot read results file: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InvalidResultError(f"{path}: not valid JSON: {exc}") from None
+    return results_from_json(data, str(path))
 
 
 def _run_config(args: argparse.Namespace) -> FindingDoryRunConfig:
@@ -277,12 +442,35 @@ def _run_config(args: argparse.Namespace) -> FindingDoryRunConfig:
     return FindingDoryRunConfig(**overrides)
 
 
+def check_episodes_file(path: Path) -> None:
+    """Refuse a FindingDory ``episodes.json.gz`` with the reason: its episodes need their scenes.
+
+    A real file is read first (a broken or foreign file is named as such, EpisodeFormatError); a readable one
+    is refused with a ConfigError that names its scene(s). FindingDory's experience is collected by an oracle
+    in the episode's scene (HSSD, loaded in habitat-sim with the OVMM objects), and both the high level (the
+    selector reads the frames of that experience) and the low level need it; the file alone holds the
+    instructions and candidate goals, not the experience, so not even a high-level-only score can be computed
+    from it here. The embedded simulator has procedural homes only, and this project's Habitat backend
+    (sim_bridge.habitat) does not run FindingDory's experience collection.
+    """
+    dataset = load_findingdory_dataset(path)
+    scenes = list(dict.fromkeys(e.scene_id for e in dataset.episodes))
+    if not scenes:
+        raise ConfigError(f"{path}: the FindingDory episode file holds no episodes")
+    first = dataset.episodes[0]
+    more = f" (and {len(scenes) - 1} other scene(s))" if len(scenes) > 1 else ""
+    raise ConfigError(
+        f"{path}: FindingDory episode {first.episode_id} is set in scene {first.scene_id!r}{more}; replaying it "
+        "needs that scene in habitat-sim (with FindingDory's experience collected there) or a run on the robot, "
+        "and neither the embedded simulator (procedural homes only) nor this project's Habitat backend runs "
+        "FindingDory episodes yet. Run the procedural suite instead: drop --episodes-file")
+
+
 def _check_args(args: argparse.Namespace) -> None:
     if args.episodes_file is not None:
-        raise ConfigError("--suite findingdory runs procedural episodes only; real FindingDory episode files "
-                          f"({args.episodes_file}) need HSSD scenes in habitat-sim")
+        check_episodes_file(args.episodes_file)
     if getattr(args, "record", None) is not None:
-        raise ConfigError("--record is not supported by --suite findingdory")
+        check_bag_path(args.record)  # a bad --record path fails before any episode runs
 
 
 def run_suite(args: argparse.Namespace) -> int:
@@ -296,28 +484,38 @@ def run_suite(args: argparse.Namespace) -> int:
                             "num_rooms": home_config.num_rooms, "perception": "ground_truth",
                             "high_level": "rule-based selector over the experience log",
                             "low_level": "pose-goal navigator (occupancy + FMM)", "skipped_episodes": []}
+    # The bag's run info is the meta as prepared: the same run gives the same bag whatever --out is.
+    recorder = RunRecorder(args.record, run_info=meta) if getattr(args, "record", None) is not None else None
+    traj_path = trajectories_path(args.out) if args.out is not None else None
+    if traj_path is not None:
+        meta[TRAJECTORIES_META_KEY] = traj_path.name
     rng = np.random.default_rng(args.seed)
     outcomes: list[TaskOutcome] = []
+    trajectories: list[Trajectory] = []
     bar = tqdm(range(args.episodes), desc="episodes", unit="ep", disable=args.quiet, file=sys.stderr)
-    for k in bar:
-        home_seed = int(rng.integers(0, 2**31 - 1))
-        episode_id = f"{args.seed}-{k}"
-        try:
-            episode = run_episode(home_seed, episode_id, config, home_config, gen_config, TASK_TYPES)
-        except SceneGenerationError as exc:
-            tqdm.write(f"episode {episode_id} (home {home_seed}) skipped: {exc}", file=sys.stderr)
-            meta["skipped_episodes"].append({"episode_id": episode_id, "home_seed": home_seed, "error": str(exc)})
-            continue
-        outcomes.extend(episode)
-        if args.verbose:
-            for outcome in episode:
-                tqdm.write(outcome.line(), file=sys.stderr)
-        if outcomes:
-            stats = findingdory_stats([o.record for o in outcomes])
-            bar.set_postfix(HL=f"{stats.hl_sr:.2f}", LL=f"{stats.ll_sr:.2f}")
-        if args.out is not None:
-            meta["elapsed_s"] = round(time.monotonic() - started, 1)
-            write_results(args.out, outcomes, meta)
+    with recorder if recorder is not None else contextlib.nullcontext():
+        for k in bar:
+            home_seed = int(rng.integers(0, 2**31 - 1))
+            episode_id = f"{args.seed}-{k}"
+            try:
+                episode = run_episode(home_seed, episode_id, config, home_config, gen_config, TASK_TYPES, recorder)
+            except SceneGenerationError as exc:
+                tqdm.write(f"episode {episode_id} (home {home_seed}) skipped: {exc}", file=sys.stderr)
+                meta["skipped_episodes"].append({"episode_id": episode_id, "home_seed": home_seed,
+                                                 "error": str(exc)})
+                continue
+            outcomes.extend(episode.outcomes)
+            trajectories.extend(episode.trajectories)
+            if args.verbose:
+                for outcome in episode.outcomes:
+                    tqdm.write(outcome.line(), file=sys.stderr)
+            if outcomes:
+                stats = findingdory_stats([o.record for o in outcomes])
+                bar.set_postfix(HL=f"{stats.hl_sr:.2f}", LL=f"{stats.ll_sr:.2f}")
+            if args.out is not None and traj_path is not None:
+                meta["elapsed_s"] = round(time.monotonic() - started, 1)
+                write_trajectories(traj_path, trajectories)  # first: the results never name a missing file
+                write_results(args.out, outcomes, meta)
     bar.close()
     if not outcomes:
         raise SceneGenerationError(f"no FindingDory task could be generated in {args.episodes} episodes")
@@ -327,10 +525,15 @@ def run_suite(args: argparse.Namespace) -> int:
           f"(success distance {config.judge.success_distance_m:g} m, {config.judge.success_metric})")
     if args.out is not None:
         print(f"results: {args.out}")
+    if recorder is not None:
+        print(f"recording: {recorder.folder} (rosbag2: metadata.yaml + {recorder.mcap_path.name})")
     if args.report is not None:
-        print("--report: the HTML report covers GOAT runs only; the FindingDory table is above", file=sys.stderr)
+        write_findingdory_report(Path(args.report), [o.record for o in outcomes], [o.to_json() for o in outcomes],
+                                 meta, trajectories)
+        print(f"report: {args.report}")
     return 0
 
 
-__all__ = ["FindingDoryRunConfig", "TaskOutcome", "format_table", "high_level_outcome", "navigate", "run_episode",
-           "run_suite", "run_task"]
+__all__ = ["EpisodeRun", "FindingDoryResults", "FindingDoryRunConfig", "TaskOutcome", "check_episodes_file",
+           "format_table", "high_level_outcome", "navigate", "read_results", "recorded_goal", "results_from_json",
+           "run_episode", "run_suite", "run_task", "task_trajectory"]
