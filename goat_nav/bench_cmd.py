@@ -185,7 +185,9 @@ def _recorded_goal(episode: GoatEpisode, index: int, run_config: RunConfig, hfov
     levels = episode.extra.get(EXTRA_LEVELS) or {}
     return RecordedGoal(
         episode_id=episode.episode_id, subtask_index=index, modality=task.modality,
-        category=words if task.modality is GoalModality.CATEGORY else "",
+        category=(words if task.modality is GoalModality.CATEGORY
+                  else task.category if task.modality is GoalModality.IMAGE and run_config.image_goal_category
+                  else ""),
         text=words if task.modality is GoalModality.DESCRIPTION else "",
         image_hfov_rad=hfov_rad if task.modality is GoalModality.IMAGE else 0.0,
         level=str(levels.get(str(index), "")), target_id=task.object_id or (goals[0].object_id if goals else ""),

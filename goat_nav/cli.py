@@ -72,6 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "simulator homes (see goat_core/mapping/keyframes.py)")
     bench.add_argument("--image-noise", action="store_true",
                        help="noise robustness: Gaussian pixel noise on image goals, sigma ~ U(0.1, 2.0) (GOAT-Bench)")
+    bench.add_argument("--image-without-category", action="store_true",
+                       help="image goals give the picture alone, without the object category that GOAT-Bench "
+                            "tasks carry (Instance ImageNav's setting)")
     bench.add_argument("--paraphrase", action="store_true",
                        help="noise robustness: description goals restated in other words (relation synonyms, "
                             "room clause first, an instruction verb)")

@@ -48,6 +48,9 @@ class RunConfig:
     goal_image_noise: bool = False
     # ... and description goals are restated in other words (goat_core.bench.paraphrase), per subtask
     goal_paraphrase: bool = False
+    # Image goals carry their object category, as GOAT-Bench tasks do ([category, modality, object_id, image_idx]);
+    # False gives the picture alone (Instance ImageNav's harder setting).
+    image_goal_category: bool = True
 
     def __post_init__(self) -> None:
         if self.success_metric not in SUCCESS_METRICS:
@@ -213,8 +216,9 @@ class EpisodeRunner:
         image = goal_images.render(episode, task)
         if self.run_config.goal_image_noise:
             image, _ = noisy_goal_image(image, _subtask_seed(episode, index))
+        category = task.category if self.run_config.image_goal_category and task.category else None
         return Goal(GoalModality.IMAGE, image=image, image_hfov_rad=math.radians(self.sim_config.hfov_deg),
-                    target_id=target)
+                    category=category, target_id=target)
 
     def _run_subtask(self, sim: EmbeddedSim, agent: Agent, episode: GoatEpisode, index: int, task: GoatTask,
                      goals: Sequence[GoalObject], obs: Observation, goal_images: ImageGoalRenderer,

@@ -314,6 +314,41 @@ def test_a_non_confident_match_is_visited_once_nothing_is_left_to_explore(confid
     assert (world.path_m > 6.0) is not confident
 
 
+class NamedImageMatcher(CategoryMatcher):
+    """An image matcher that never agrees with the picture, but admits only the category the goal names."""
+
+    def admissible(self, instances: Mapping[int, Instance]) -> Mapping[int, Instance]:
+        return {k: v for k, v in instances.items() if v.category == self._category}
+
+
+@pytest.mark.parametrize("inspect_before_explore", [True, False])
+def test_an_image_goal_that_names_its_category_looks_at_that_category_first(inspect_before_explore: bool) -> None:
+    sofa = Box((2.0, 1.0, 0), (2.6, 1.9, 0.8), 9, "sofa")  # in the start room, seen during the scan
+    world = BoxWorld(two_rooms([sofa]))
+    agent = Agent(AgentConfig(inspect_before_explore=inspect_before_explore),
+                  GroundTruthPerception(["chair", "table", "sofa"], min_pixels=5), NamedImageMatcher(confident=False))
+    obs = world.reset(ORIGIN)
+    picture = np.full((64, 48, 3), (200, 30, 30), np.uint8)
+    agent.start_subtask(Goal(GoalModality.IMAGE, image=picture, category="sofa"))
+    modes = []
+    for _ in range(BUDGET):
+        action = agent.act(obs)
+        modes.append(agent.debug_state().mode)
+        if action is DiscreteAction.STOP:
+            break
+        obs = world.step(action)
+    assert action is DiscreteAction.STOP
+    assert distance_to_box(world.pose, sofa) <= AgentConfig().stop_radius_m
+    moving = [m for m in modes if m != "scan"]
+    # The one sofa is looked at closely before the other room is explored (the table is no candidate at all);
+    # without the switch, inspection waits until nothing is left to explore.
+    assert (moving[0] == "inspect") is inspect_before_explore
+    assert "explore" in moving and "inspect" in moving
+    assert (moving.index("inspect") < moving.index("explore")) is inspect_before_explore
+    assert agent.debug_state().target_instance_id is None or agent.memory.instances[
+        agent.debug_state().target_instance_id].category == "sofa"
+
+
 def test_debug_state_describes_the_plan() -> None:
     world = BoxWorld(two_rooms())
     agent = make_agent()

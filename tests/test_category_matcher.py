@@ -146,3 +146,44 @@ def test_dispatcher_routes_each_modality(embedder: SentenceEmbedder) -> None:
 def test_dispatcher_before_any_goal_raises(embedder: SentenceEmbedder) -> None:
     with pytest.raises(GoatError, match="before set_goal"):
         ModalityMatcher(embedder).match({})
+
+
+def test_image_goal_that_names_its_category_is_matched_only_among_that_category(embedder: SentenceEmbedder) -> None:
+    crop, mask = _painted_crop(3, (200, 30, 30))
+    goal_picture = np.zeros((320, 240, 3), np.uint8)
+    goal_picture[40:232, 24:216] = crop
+    view = InstanceView(rgb=crop, mask=mask, pixel_count=int(mask.sum()), pose=Pose2D(0, 0, 0), step=1)
+    lookalike = make_instance(1, "mug", 0.0)  # the very same picture, but a mug
+    lookalike.views = [view]
+    couches = {2: make_instance(2, "couch", 3.0, observations=2), 3: make_instance(3, "couch", 6.0, observations=5)}
+    instances = {1: lookalike, **couches}
+    matcher = ModalityMatcher(embedder, MatcherConfig())
+    matcher.set_goal(Goal(GoalModality.IMAGE, image=goal_picture, category="sofa"), VOCABULARY)
+    assert matcher.image_category is not None and matcher.image_category.category == "couch"
+    assert set(matcher.admissible(instances)) == {2, 3}
+    # No couch view agrees with the picture: the most observed couch is offered, not confidently.
+    result = matcher.match(instances)
+    assert (result.instance_id, result.confident) == (3, False)
+    assert matcher.candidates(instances) == []
+    # Without the category, the look-alike wins on the picture alone.
+    matcher.set_goal(Goal(GoalModality.IMAGE, image=goal_picture), VOCABULARY)
+    assert matcher.admissible(instances) is instances
+    assert matcher.match(instances).instance_id == 1
+
+
+def test_image_goal_category_the_detector_does_not_know_restricts_nothing(embedder: SentenceEmbedder) -> None:
+    picture = np.zeros((320, 240, 3), np.uint8)
+    picture[40:232, 24:216] = _painted_crop(4, (30, 200, 30))[0]
+    matcher = ModalityMatcher(embedder, MatcherConfig())
+    matcher.set_goal(Goal(GoalModality.IMAGE, image=picture, category="xylophone"), VOCABULARY)
+    instances = {1: make_instance(1, "mug", 0.0), 2: make_instance(2, "couch", 3.0)}
+    assert matcher.image_category is not None
+    assert matcher.image_category.similarity < MatcherConfig().category.min_similarity
+    assert matcher.admissible(instances) is instances
+
+
+def test_image_goal_category_must_not_be_blank() -> None:
+    picture = np.zeros((64, 64, 3), np.uint8)
+    with pytest.raises(InvalidGoalError, match="category"):
+        Goal(GoalModality.IMAGE, image=picture, category="  ")
+    assert Goal(GoalModality.IMAGE, image=picture, category="couch").describe() == "image: 64x64 (couch)"

@@ -156,8 +156,9 @@ def test_cli_rejects_a_bad_setting_before_generating_anything(capsys) -> None:
     assert "generating" not in captured.err
 
 
-def _goals(episode, embedder, noise: bool, paraphrase: bool = False) -> list:
-    config = RunConfig(max_actions_per_subtask=1, goal_image_noise=noise, goal_paraphrase=paraphrase)
+def _goals(episode, embedder, noise: bool, paraphrase: bool = False, image_category: bool = True) -> list:
+    config = RunConfig(max_actions_per_subtask=1, goal_image_noise=noise, goal_paraphrase=paraphrase,
+                       image_goal_category=image_category)
     goals: list = []
     with EpisodeRunner(config, AgentConfig(), MatcherConfig(), embedder=embedder) as runner:
         runner.run_episode(episode, on_goal=lambda index, goal: goals.append((index, goal)))
@@ -185,3 +186,12 @@ def test_paraphrase_restates_description_goals_only(episode, embedder) -> None:
     described = [(c.text, r.text) for c, r in pairs if c.modality is GoalModality.DESCRIPTION]
     assert described and any(a != b for a, b in described)
     assert all(c.category == r.category for c, r in pairs if c.modality is GoalModality.CATEGORY)
+
+
+def test_image_goals_name_the_category_of_their_task_unless_switched_off(episode, embedder) -> None:
+    named, bare = _goals(episode, embedder, False), _goals(episode, embedder, False, image_category=False)
+    tasks = episode.tasks
+    pictured = [(tasks[i].category, g.category) for i, g in named if g.modality is GoalModality.IMAGE]
+    assert pictured and all(goal_cat == task_cat for task_cat, goal_cat in pictured)
+    assert all(g.category is None for _, g in bare if g.modality is GoalModality.IMAGE)
+    assert "(" in next(g.describe() for _, g in named if g.modality is GoalModality.IMAGE)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Literal, Optional
+from typing import Literal, Mapping, Optional
 
 import cv2
 import numpy as np
@@ -36,7 +36,7 @@ from goat_core.geometry import episode_to_pixels
 from goat_core.mapping.instance_memory import InstanceMemory, InstanceMemoryConfig, nearest_distance_2d_m
 from goat_core.mapping.keyframes import KeyframeConfig, KeyframeMemory
 from goat_core.mapping.occupancy import OccupancyConfig, OccupancyGrid
-from goat_core.matching.base import NO_MATCH, GoalMatcher, KeyframeObserver, MatchResult
+from goat_core.matching.base import NO_MATCH, CandidateFilter, GoalMatcher, KeyframeObserver, MatchResult
 from goat_core.perception.base import PerceptionBackend
 from goat_core.types import ActionSizes, DiscreteAction, Goal, GoalModality, Instance, Observation, Pose2D
 
@@ -91,8 +91,12 @@ class AgentConfig:
     # Image goals that no remembered view matches once the home is explored: visit the most similar-looking
     # instances (goal picture centre colour vs instance colour) from a side not seen yet, up to this many.
     inspect_max_instances: int = 8
+    # An image goal that names its category: look closer at the remembered instances of it before exploring
+    # further (the category narrows the look-alikes to a few, and a close view settles the picture match).
+    inspect_before_explore: bool = True
     inspect_new_side_penalty_m: float = 3.0  # extra path cost of a spot on a side the instance was seen from
     inspect_side_rad: float = math.radians(60.0)  # spots within this bearing of a stored view count as seen
+    inspect_max_steps: int = 80  # actions spent on one instance's inspection before it counts as inspected
     expected_view_fraction: float = 0.2  # share of the target's points inside the image that means "in view"
     blocked_view_radius_m: float = 0.5
 
@@ -118,7 +122,7 @@ class AgentConfig:
             raise ValueError(
                 f"AgentConfig.goal_margin_m must be in [0, stop_radius_m), got {self.goal_margin_m!r}"
             )
-        for name in ("stuck_collisions", "no_progress_steps"):
+        for name in ("stuck_collisions", "no_progress_steps", "inspect_max_steps"):
             if getattr(self, name) < 1:
                 raise ValueError(f"AgentConfig.{name} must be >= 1, got {getattr(self, name)!r}")
 
@@ -169,8 +173,14 @@ class Agent:
         self._seen_now: set[int] = set()  # instances detected in the current observation
         self._goal_rgb: Optional[np.ndarray] = None  # image goals: colour at the picture's centre
         self._inspected: set[int] = set()  # instances looked at closely for the current image goal
+        # Per instance under inspection: bearings (object -> camera) of its stored views when the inspection began,
+        # and the steps spent on it. The views it gains on the way must not move the goal spot (the side being
+        # approached would count as seen and the robot would turn back and forth).
+        self._inspect_seen: dict[int, list[float]] = {}
+        self._inspect_steps: dict[int, int] = {}
         self._collisions_forgiven = False  # collision marks were cleared once this subtask
         self._category_goal = False  # any instance the matcher accepts will do, so the nearest is best
+        self._named_image_goal = False  # an image goal that also names its category
         self._settle_first = False  # the next decision first lets the matcher finish comparing memory
         self._debug = DebugState("stop", None, _NO_PATH, None)
         self.reset_episode()
@@ -206,8 +216,11 @@ class Agent:
             self._scan_left = self._scan_turns()
         self._matcher.set_goal(goal, self._perception.labels)
         self._category_goal = goal.modality is GoalModality.CATEGORY
+        self._named_image_goal = goal.modality is GoalModality.IMAGE and goal.category is not None
         self._goal_rgb = _centre_colour(goal.image) if goal.image is not None else None
         self._inspected = set()
+        self._inspect_seen.clear()
+        self._inspect_steps.clear()
         self._settle_first = True
         self._collisions_forgiven = False
         self._explorer.current = None
@@ -316,6 +329,10 @@ class Agent:
             action = self._goto(inst, fld, obs, match)
             if action is not None:
                 return action
+        if self._named_image_goal and cfg.inspect_before_explore and not match.confident and not match.pending:
+            action = self._inspect(obs, match)
+            if action is not None:
+                return action
         action = self._explore(fld, obs, match)
         if action is not None:
             return action
@@ -366,10 +383,18 @@ class Agent:
             inst = self._next_to_inspect(match)
             if inst is None:
                 return None
+            iid = inst.instance_id
+            if iid not in self._inspect_seen:
+                centre = inst.points_xyz_m[:, :2].mean(axis=0)
+                self._inspect_seen[iid] = [math.atan2(v.pose.y_m - centre[1], v.pose.x_m - centre[0])
+                                           for v in inst.views]
+            self._inspect_steps[iid] = self._inspect_steps.get(iid, 0) + 1
             fld = build_field(self._grid, obs.pose, cfg.robot_radius_m, cfg.planner, inst.points_xyz_m[:, :2])
-            action = self._goto(inst, fld, obs, match, new_side=True)
+            action = None
+            if self._inspect_steps[iid] <= cfg.inspect_max_steps:
+                action = self._goto(inst, fld, obs, match, new_side=True)
             if action is None or action is DiscreteAction.STOP:
-                self._inspected.add(inst.instance_id)
+                self._inspected.add(iid)
                 continue
             self._debug = DebugState("inspect", self._debug.target_xy_m, self._debug.path_xy_m,
                                      inst.instance_id, match)
@@ -380,7 +405,7 @@ class Agent:
         """The matcher's current best, then the instances whose colour is closest to the goal picture's centre."""
         if len(self._inspected) >= self.config.inspect_max_instances or self._goal_rgb is None:
             return None
-        pool = {k: v for k, v in self._memory.instances.items()
+        pool = {k: v for k, v in self._admissible(self._memory.instances).items()
                 if k not in self._inspected and k not in self._set_aside}
         if match.instance_id in pool:
             return pool[match.instance_id]
@@ -389,6 +414,12 @@ class Agent:
         if not coloured:
             return None
         return pool[min(coloured)[1]]
+
+    def _admissible(self, instances: Mapping[int, Instance]) -> Mapping[int, Instance]:
+        """The instances the matcher admits as the current goal at all (all of them, unless it filters)."""
+        if isinstance(self._matcher, CandidateFilter):
+            return self._matcher.admissible(instances)
+        return instances
 
     def _goto_best(self, obs: Observation, match: MatchResult, inst: Optional[Instance]
                    ) -> tuple[Optional[DiscreteAction], MatchResult]:
@@ -560,21 +591,22 @@ class Agent:
         if goal_radius_m + cfg.goal_margin_m > cfg.max_stop_radius_m + 1e-9:
             return None
         cost = np.where(reachable & (dist_m <= goal_radius_m), fld.distance_m, np.inf)
-        if new_side and inst.views:
-            cost = cost + self._seen_side_penalty(inst, fld, cost.shape)
+        seen_bearings = self._inspect_seen.get(inst.instance_id, [])
+        if new_side and seen_bearings:
+            cost = cost + self._seen_side_penalty(inst, seen_bearings, fld, cost.shape)
         i, j = divmod(int(np.argmin(cost)), cost.shape[1])
         return (i, j), goal_radius_m + cfg.goal_margin_m
 
-    def _seen_side_penalty(self, inst: Instance, fld: PlanningField, shape: tuple[int, ...]) -> np.ndarray:
-        """Extra cost (metres) of planning cells from whose bearing the instance has already been viewed."""
+    def _seen_side_penalty(self, inst: Instance, seen_bearings_rad: list[float], fld: PlanningField,
+                           shape: tuple[int, ...]) -> np.ndarray:
+        """Extra cost (metres) of planning cells at a bearing (object -> cell) the instance was already viewed from."""
         cfg = self.config
         centre = inst.points_xyz_m[:, :2].mean(axis=0)
         rows, cols = np.indices(shape[:2])
         xy = fld.to_xy(np.stack([rows.ravel(), cols.ravel()], axis=1)).reshape(shape[0], shape[1], 2)
         bearing = np.arctan2(xy[..., 1] - centre[1], xy[..., 0] - centre[0])
         seen = np.zeros(shape[:2], dtype=bool)
-        for view in inst.views:
-            b = math.atan2(view.pose.y_m - centre[1], view.pose.x_m - centre[0])
+        for b in seen_bearings_rad:
             seen |= np.abs(np.angle(np.exp(1j * (bearing - b)))) < cfg.inspect_side_rad
         return np.where(seen, cfg.inspect_new_side_penalty_m, 0.0)
 

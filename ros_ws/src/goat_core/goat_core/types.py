@@ -150,7 +150,10 @@ class Goal:
     """What to go to. Exactly the field of the modality is set; ``target_id`` is for scoring, never for acting."""
 
     modality: GoalModality
-    category: Optional[str] = None  # CATEGORY: the object category as the episode names it ("sofa")
+    # CATEGORY: the object category as the episode names it ("sofa"). IMAGE: optionally the category of the
+    # pictured object, as GOAT-Bench tasks carry it ([category, modality, object_id, image_idx]) and the GOAT
+    # agent uses it to compare the picture only with remembered instances of that category.
+    category: Optional[str] = None
     text: Optional[str] = None  # DESCRIPTION: free text ("the red mug on the kitchen counter")
     image: Optional[np.ndarray] = None  # IMAGE: (H, W, 3) uint8 RGB picture of the instance
     image_hfov_rad: Optional[float] = None  # IMAGE: field of view the goal picture was taken with
@@ -168,6 +171,8 @@ class Goal:
             if not self.text or not self.text.strip():
                 raise InvalidGoalError(f"description goal needs non-empty text, got {self.text!r}")
         else:
+            if self.category is not None and not self.category.strip():
+                raise InvalidGoalError(f"image goal's category must be None or non-empty, got {self.category!r}")
             img = self.image
             if not isinstance(img, np.ndarray):
                 raise InvalidGoalError(f"image goal needs an image array, got {type(img).__name__}")
@@ -188,7 +193,8 @@ class Goal:
         if self.modality is GoalModality.DESCRIPTION:
             return f"description: {self.text}"
         assert self.image is not None
-        return f"image: {self.image.shape[1]}x{self.image.shape[0]}"
+        hint = f" ({self.category})" if self.category else ""
+        return f"image: {self.image.shape[1]}x{self.image.shape[0]}{hint}"
 
 
 @dataclass(frozen=True, eq=False)

@@ -46,3 +46,11 @@ class KeyframeObserver(Protocol):
     once, as a sequence that grows (and is cleared) in place."""
 
     def observe_keyframes(self, keyframes: Sequence[Keyframe]) -> None: ...
+
+
+@runtime_checkable
+class CandidateFilter(Protocol):
+    """A matcher that can tell, for the current goal, which remembered instances may be the goal at all (an image
+    goal that names its category admits only instances of it); the agent inspects and falls back only to those."""
+
+    def admissible(self, instances: Mapping[int, Instance]) -> Mapping[int, Instance]: ...

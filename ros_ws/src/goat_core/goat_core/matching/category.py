@@ -160,12 +160,13 @@ class CategoryMatcher:
         self.embedder = embedder
         self.config = config
         self.resolution: Optional[CategoryResolution] = None
-        self._resolvers: dict[tuple[str, ...], CategoryResolver] = {}
+        # One resolver per perception vocabulary, shared with whoever else resolves phrases against it.
+        self.resolvers: dict[tuple[str, ...], CategoryResolver] = {}
 
     def set_goal(self, goal: Goal, vocabulary: Sequence[str]) -> None:
         if goal.modality is not GoalModality.CATEGORY or goal.category is None:
             raise InvalidGoalError(f"CategoryMatcher needs an object-category goal, got {goal.describe()!r}")
-        resolver = vocabulary_resolver(self.embedder, vocabulary, self._resolvers)
+        resolver = vocabulary_resolver(self.embedder, vocabulary, self.resolvers)
         self.resolution = resolver.resolve(goal.category)
 
     def candidates(self, instances: Mapping[int, Instance]) -> list[ScoredInstance]:

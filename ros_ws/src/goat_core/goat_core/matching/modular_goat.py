@@ -90,9 +90,14 @@ class ModularGoatMatcher:
             self.goal_labels, self.label_similarity = (target.category,), target.similarity
             self._goal_vector = self.clip.encode_texts([goal.text])[0]
         elif goal.modality is GoalModality.IMAGE and goal.image is not None:
-            k = self.config.image_goal_labels
-            ranked = self.clip.classify(goal.image, resolver.labels) if k else []
-            self.goal_labels = tuple(label for label, _ in ranked[:k]) if k else None
+            named = resolver.resolve(goal.category) if goal.category else None
+            if named is not None and named.similarity >= self.config.min_category_similarity:
+                # The goal names its category (GOAT-Bench tasks do): no need to guess it from the picture.
+                self.goal_labels = (named.category,)
+            else:
+                k = self.config.image_goal_labels
+                ranked = self.clip.classify(goal.image, resolver.labels) if k else []
+                self.goal_labels = tuple(label for label, _ in ranked[:k]) if k else None
             self.label_similarity = 1.0
             self.image_matcher.set_goal(goal, vocabulary)
         else:
@@ -105,12 +110,18 @@ class ModularGoatMatcher:
         if observe is not None:
             observe(keyframes)
 
+    def admissible(self, instances: Mapping[int, Instance]) -> Mapping[int, Instance]:
+        """The instances that pass the goal's category filter."""
+        allowed = self.goal_labels
+        if allowed is None:
+            return instances
+        return {iid: inst for iid, inst in instances.items() if inst.category in allowed}
+
     def match(self, instances: Mapping[int, Instance]) -> MatchResult:
         if self.modality is None:
             raise GoatError("ModularGoatMatcher used before set_goal(): no goal to match against")
         self._forget_missing(instances)
-        allowed = self.goal_labels
-        passing = {iid: inst for iid, inst in instances.items() if allowed is None or inst.category in allowed}
+        passing = self.admissible(instances)
         if self.modality is GoalModality.IMAGE:
             return self.image_matcher.match(passing)
         if self.modality is GoalModality.CATEGORY:
@@ -120,8 +131,7 @@ class ModularGoatMatcher:
     def candidates(self, instances: Mapping[int, Instance]) -> list[ScoredInstance]:
         """Instances passing the category filter, best first (language goals: by CLIP cosine, image goals: by
         the image matcher's score; both among those scored so far)."""
-        allowed = self.goal_labels
-        passing = {iid: inst for iid, inst in instances.items() if allowed is None or inst.category in allowed}
+        passing = self.admissible(instances)
         if self.modality is GoalModality.DESCRIPTION:
             return self._language_scores(passing)
         if self.modality is GoalModality.IMAGE:
