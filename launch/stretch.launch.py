@@ -1,11 +1,12 @@
 """Physical robot bringup: our Stretch driver, the head camera (stretch_core), perception and the controller.
 
-    ros2 launch launch/stretch.launch.py use_rviz:=true [record:=RUN]
+    ros2 launch launch/stretch.launch.py use_rviz:=true [record:=RUN] [motion_mode:=nav2]
 
 goat_stretch's stretch_driver serves /goat/execute_action through stretch_body and publishes /odom,
 /joint_states and odom -> base_link; only one process can own stretch_body, so stretch_core's own driver is not
-started here. The camera topics come from stretch_core's D435i launch file (stretch_ros2 names). See
-docs/robot.md.
+started here. The camera topics come from stretch_core's D435i launch file (stretch_ros2 names).
+``motion_mode:=nav2`` hands the final approach of each matched instance to a Nav2 that is already running (its
+bringup is not part of this file). See docs/robot.md.
 """
 
 import sys
@@ -31,6 +32,9 @@ def generate_launch_description() -> LaunchDescription:
                               description="keep map and instances across subtasks (false: no-memory ablation)"),
         DeclareLaunchArgument("use_rviz", default_value="false", choices=BOOLS, description="start rviz2"),
         DeclareLaunchArgument("log_level", default_value="info", choices=LOG_LEVELS, description="ROS log level"),
+        DeclareLaunchArgument("motion_mode", default_value="discrete", choices=["discrete", "nav2"],
+                              description="discrete: every step through the stretch_driver; nav2: the final approach "
+                                          "to a confident match goes to a running Nav2 (nav2_simple_commander)"),
         DeclareLaunchArgument("record", default_value="",
                               description="record the run: the graph's topics into a new rosbag2 bag, folder RUN/ "
                                           "with metadata.yaml and RUN.mcap (config/recorder.yaml); empty: none"),
@@ -40,7 +44,8 @@ def generate_launch_description() -> LaunchDescription:
     camera = IncludeLaunchDescription(
         PythonLaunchDescriptionSource(camera_launch),
         condition=IfCondition(LaunchConfiguration("start_camera")))
-    overrides = {"controller": {"use_memory": LaunchConfiguration("use_memory")}}
+    overrides = {"controller": {"use_memory": LaunchConfiguration("use_memory"),
+                                "motion_mode": LaunchConfiguration("motion_mode")}}
     log_level = LaunchConfiguration("log_level")
     return LaunchDescription([
         *args,

@@ -10,15 +10,22 @@ between processes every step; this node publishes each stage's output for rviz a
 Protocol per goal: wait for an observation set not older than the goal's stamp, ``act``; STOP ends the subtask,
 any other action is sent to ``/goat/execute_action``; its result names the stamp of the observation set it
 produced, and the controller acts again once that set is complete. One ``SubtaskOutcome`` per goal.
+
+``motion_mode: nav2`` (the physical robot, docs/robot.md section 8): the agent still decides every step, and
+scanning and exploring still go through ``/goat/execute_action``; when it heads for a confident match
+(``goat_stretch.nav2_mode.handover_instance``), that instance's approach pose goes to Nav2 instead, and Nav2's
+success ends the subtask with STOP. A Nav2 failure, a timeout or no free approach pose leave the rest of the
+subtask to discrete actions.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import queue
 import time
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from nav_msgs.msg import OccupancyGrid, Odometry, Path
 from rclpy.action import ActionClient
@@ -28,7 +35,7 @@ from sensor_msgs.msg import CameraInfo, Image, JointState
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
-from goat_core.errors import GoatError
+from goat_core.errors import ConfigError, GoatError
 from goat_core.types import DiscreteAction, Pose2D
 from goat_interfaces.action import ExecuteAction
 from goat_interfaces.msg import Goal as GoalMsg
@@ -38,9 +45,14 @@ from goat_ros import topics
 from goat_ros.observation_sync import ActionFeedback, ObservationSync, to_episode_frame
 from goat_ros.params import ControllerParams, declare
 
+if TYPE_CHECKING:
+    from goat_stretch.nav2_mode import Nav2GoalSender, Nav2Outcome
+
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 GOAL_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+MOTION_MODES = ("discrete", "nav2")
+NAV2_FRAMES = (topics.ODOM_FRAME, topics.MAP_FRAME)
 
 
 @dataclass
@@ -50,12 +62,29 @@ class _Subtask:
     poses: list[Pose2D] = field(default_factory=list)
     waiting_for_result: bool = False
     action_sent_s: float = field(default_factory=time.monotonic)  # last progress: goal start or action sent
+    nav2_active: bool = False  # Nav2 drives the final approach
+    nav2_fell_back: bool = False  # Nav2 failed or had no pose: discrete actions for the rest of the subtask
+    held_action: Optional[DiscreteAction] = None  # the agent's step that the Nav2 handover replaced
+
+
+@dataclass(frozen=True)
+class _Nav2Done:
+    """A Nav2 goal ended (posted by the sender's worker thread, handled on the executor's)."""
+
+    sub: _Subtask
+    outcome: Nav2Outcome
+    detail: str
 
 
 class ControllerNode(Node):
-    def __init__(self, name: str = "controller", cli_args: Optional[list[str]] = None) -> None:
+    def __init__(self, name: str = "controller", cli_args: Optional[list[str]] = None,
+                 nav2_navigator: Any = None) -> None:
+        """``nav2_navigator``: with ``motion_mode: nav2``, the BasicNavigator-like object to drive with (tests pass
+        a stand-in); None builds nav2_simple_commander's BasicNavigator."""
         super().__init__(name, cli_args=cli_args)
         self.params = declare(self, ControllerParams)
+        self._check_motion_params()
+        self._nav2 = self._build_nav2(nav2_navigator) if self.params.motion_mode == "nav2" else None
         self.agent = self._build_agent()
         self._sync = ObservationSync(with_segmentation=self.params.perception_backend == "ground_truth",
                                      camera_height_m=self.params.camera_height_m,
@@ -76,7 +105,53 @@ class ControllerNode(Node):
         self._pub_tf_static = self.create_publisher(TFMessage, topics.TF_STATIC, LATCHED)
         self._action_client = ActionClient(self, ExecuteAction, topics.EXECUTE_ACTION)
         self.create_timer(1.0, self._check_timeout)
-        self.get_logger().info(f"controller ready (perception: {self.params.perception_backend})")
+        if self._nav2 is not None:
+            self.get_logger().info(f"motion_mode nav2: waiting for Nav2 (localizer {self.params.nav2_localizer}); "
+                                   "until it is active, approaches are discrete")
+            self._nav2.start_waiting_until_active(self._post_nav2_event)
+        self.get_logger().info(f"controller ready (perception: {self.params.perception_backend}, "
+                               f"motion: {self.params.motion_mode})")
+
+    def _check_motion_params(self) -> None:
+        p = self.params
+        if p.motion_mode not in MOTION_MODES:
+            raise ConfigError(f"controller motion_mode must be one of {', '.join(MOTION_MODES)}, got "
+                              f"{p.motion_mode!r}")
+        if p.motion_mode == "nav2" and p.nav2_frame_id not in NAV2_FRAMES:
+            raise ConfigError(f"controller nav2_frame_id must be one of {', '.join(NAV2_FRAMES)}, got "
+                              f"{p.nav2_frame_id!r}")
+        if p.motion_mode == "nav2" and not (p.nav2_standoff_m > 0.0 and p.nav2_timeout_s > 0.0):
+            raise ConfigError(f"controller nav2_standoff_m and nav2_timeout_s must be positive, got "
+                              f"{p.nav2_standoff_m!r} and {p.nav2_timeout_s!r}")
+
+    def _build_nav2(self, navigator: Any) -> Nav2GoalSender:
+        """The Nav2 sender, before the agent is built: GoatError at once without nav2_simple_commander."""
+        try:
+            from goat_stretch.nav2_mode import Nav2GoalSender
+        except ImportError as exc:
+            raise ConfigError(f"motion_mode nav2 needs the goat_stretch package (ros_ws/src/goat_stretch): {exc}"
+                              ) from None
+        self._nav2_events: queue.SimpleQueue[_Nav2Done | str] = queue.SimpleQueue()
+        # BasicNavigator's calls block while they spin their own node; run on this node's executor they would
+        # stall every sensor, goal and timer callback for a whole drive (and spinning from inside a callback is not
+        # supported). So the sender calls them in a worker thread, which only posts what happened to this queue and
+        # triggers the guard condition: the executor thread handles it, and all controller state stays on that
+        # one thread.
+        self._nav2_wake = self.create_guard_condition(self._on_nav2_events)
+        return Nav2GoalSender(self.params.nav2_frame_id, navigator, self.params.nav2_localizer)
+
+    def _post_nav2_event(self, event: _Nav2Done | str) -> None:
+        """From the sender's worker thread: queue the event and wake the executor."""
+        self._nav2_events.put(event)
+        try:
+            self._nav2_wake.trigger()
+        except RuntimeError:  # rclpy's InvalidHandle: the node was destroyed (shutdown) while Nav2 was still busy
+            pass
+
+    def close(self) -> None:
+        """Cancel a running Nav2 goal and release the navigator (run_nodes calls this before destroy_node)."""
+        if self._nav2 is not None:
+            self._nav2.close()
 
     def _build_agent(self) -> Any:
         """The agent over the configured perception backend and matcher; model folders are checked first."""
@@ -138,6 +213,8 @@ class ControllerNode(Node):
         sub = self._subtask
         if sub is None or sub.waiting_for_result or self._sync.latest_stamp_ns < self._need_stamp_ns:
             return
+        if sub.nav2_active:  # Nav2 drives; its report decides what comes next
+            return
         if self._anchor is None:
             self._anchor = self._sync.odom_pose()
             self._publish_map_to_odom()
@@ -151,6 +228,12 @@ class ControllerNode(Node):
             self.get_logger().error(f"subtask {sub.goal.episode_id}/{sub.goal.subtask_index}: {kind}{exc}")
             self._finish(SubtaskOutcome.ERROR, f"{kind}{exc}")
             return
+        if self._nav2 is not None and action is not DiscreteAction.STOP and self._hand_over(sub, obs.pose, action):
+            return
+        self._take(sub, action)
+
+    def _take(self, sub: _Subtask, action: DiscreteAction) -> None:
+        """Record the agent's action: STOP ends the subtask, any other goes to the robot."""
         sub.actions.append(int(action))
         if action is not DiscreteAction.STOP:
             sub.waiting_for_result = True
@@ -209,7 +292,9 @@ class ControllerNode(Node):
 
     def _check_timeout(self) -> None:
         sub = self._subtask
-        if sub is None or time.monotonic() - sub.action_sent_s <= self.params.action_timeout_s + 1.0:
+        if sub is None or sub.nav2_active:  # Nav2 has its own timeout, nav2_timeout_s
+            return
+        if time.monotonic() - sub.action_sent_s <= self.params.action_timeout_s + 1.0:
             return
         if sub.waiting_for_result:
             self._finish(SubtaskOutcome.ERROR, f"no action result within {self.params.action_timeout_s} s")
@@ -222,12 +307,94 @@ class ControllerNode(Node):
         if sub is None:
             return
         self._subtask = None
+        if sub.nav2_active and self._nav2 is not None:
+            self._nav2.cancel()  # its CANCELLED report then finds no subtask of its own
         g = sub.goal
         msg = SubtaskOutcome(header=cv.header(self.get_clock().now().nanoseconds, topics.MAP_FRAME),
                              episode_id=g.episode_id, subtask_index=g.subtask_index, modality=g.modality,
                              target_id=g.target_id, stop_reason=stop_reason, error=error, actions=sub.actions,
                              poses=[cv.pose2d_to_msg(p) for p in sub.poses])
         self._pub_outcome.publish(msg)
+
+    # ------------------------------------------------------------------------------------------- Nav2
+    def _hand_over(self, sub: _Subtask, pose: Pose2D, action: DiscreteAction) -> bool:
+        """Send the approach pose of the instance the agent heads for to Nav2, when it is time; True if sent."""
+        from goat_stretch.nav2_mode import (
+            NoApproachPoseError,
+            episode_to_odom,
+            handover_instance,
+            instance_goal_pose,
+            occupancy_is_free,
+        )
+
+        nav2 = self._nav2
+        assert nav2 is not None
+        instance = handover_instance(self.agent.debug_state(), self.agent.memory.instances,
+                                     nav2_ready=nav2.ready and not nav2.busy, fell_back=sub.nav2_fell_back)
+        if instance is None:
+            return False
+        try:
+            goal = instance_goal_pose(instance, pose, self.params.nav2_standoff_m,
+                                      occupancy_is_free(self.agent.occupancy, self.agent.config.robot_radius_m))
+        except NoApproachPoseError as exc:
+            self._fall_back(sub, str(exc))
+            return False
+        sent = goal
+        if self.params.nav2_frame_id == topics.ODOM_FRAME:
+            sent = episode_to_odom(goal, self._anchor or Pose2D(0.0, 0.0, 0.0))
+        sub.nav2_active, sub.held_action = True, action
+        self.get_logger().info(
+            f"subtask {sub.goal.episode_id}/{sub.goal.subtask_index}: approach of instance {instance.instance_id} "
+            f"({instance.category}) handed to Nav2: ({sent.x_m:.2f}, {sent.y_m:.2f}) m, {sent.yaw_rad:.2f} rad in "
+            f"{self.params.nav2_frame_id}")
+        nav2.start(sent, self.params.nav2_timeout_s,
+                   lambda outcome, detail: self._post_nav2_event(_Nav2Done(sub, outcome, detail)))
+        if self.params.publish_debug:
+            self._publish_debug(self._sync.latest_stamp_ns)
+        return True
+
+    def _fall_back(self, sub: _Subtask, why: str) -> None:
+        sub.nav2_fell_back = True
+        self.get_logger().warning(f"subtask {sub.goal.episode_id}/{sub.goal.subtask_index}: {why}; discrete "
+                                  "actions for the rest of this subtask")
+
+    def _on_nav2_events(self) -> None:
+        while not self._nav2_events.empty():
+            event = self._nav2_events.get()
+            if isinstance(event, str):
+                if event:
+                    self.get_logger().error(f"waiting for Nav2 failed ({event}); approaches stay discrete")
+                else:
+                    self.get_logger().info("Nav2 is active: final approaches go to Nav2")
+            else:
+                self._on_nav2_done(event)
+
+    def _on_nav2_done(self, done: _Nav2Done) -> None:
+        from goat_stretch.nav2_mode import Nav2Outcome
+
+        sub = done.sub
+        if sub is not self._subtask:
+            return  # a new goal or shutdown ended that subtask, and cancelled the Nav2 goal
+        sub.nav2_active = False
+        sub.action_sent_s = time.monotonic()
+        action, sub.held_action = sub.held_action, None
+        if done.outcome is Nav2Outcome.SUCCEEDED:
+            # Nav2 stops at the goal: the odometry of the newest observation set is where the robot ended.
+            odom = self._sync.odom_pose()
+            if odom is not None:
+                sub.poses.append(to_episode_frame(odom, self._anchor))
+            sub.actions.append(int(DiscreteAction.STOP))
+            self._finish(SubtaskOutcome.STOP)
+            return
+        self._fall_back(sub, f"Nav2 {done.outcome.value}{': ' + done.detail if done.detail else ''}")
+        if self.params.sync_tolerance_s > 0.0 or action is None:
+            # Streaming sensors: the robot may have moved under Nav2, so act afresh on a set taken after it stopped.
+            self._need_stamp_ns = max(self._need_stamp_ns, self.get_clock().now().nanoseconds)
+            self._try_act()
+        else:
+            # The simulator bridge publishes one observation set per action, so nothing newer comes: take the step
+            # the agent chose from the current one, as the discrete mode would have.
+            self._take(sub, action)
 
     # ------------------------------------------------------------------------------------------- rviz
     def _publish_debug(self, stamp_ns: int) -> None:

@@ -54,6 +54,17 @@ class ControllerParams:
     publish_debug: bool = _p(True, "publish /goat/map, instance markers, the path and the goal for rviz")
     sync_tolerance_s: float = _p(0.0, "0: one observation set shares one stamp (simulator bridge); > 0: parts "
                                       "within this of each colour image form a set (real sensors, e.g. 0.05)")
+    motion_mode: str = _p("discrete", "discrete (every step through /goat/execute_action) or nav2 (the final "
+                                      "approach to a confident match goes to Nav2 through nav2_simple_commander; "
+                                      "needs goat_stretch and a running Nav2, docs/robot.md)")
+    nav2_standoff_m: float = _p(0.6, "nav2: the approach pose stands this far beyond the instance's footprint")
+    nav2_timeout_s: float = _p(120.0, "nav2: a goal not reached by then is cancelled; the subtask goes on with "
+                                      "discrete actions")
+    nav2_frame_id: str = _p("odom", "nav2: frame of the goal poses: odom (the episode pose through the odom "
+                                    "pose at the episode start) or map (the controller's episode frame as is)")
+    nav2_localizer: str = _p("amcl", "nav2: the localization node waitUntilNav2Active waits for: amcl (also its "
+                                     "initial pose), robot_localization (not waited for) or another lifecycle "
+                                     "node, e.g. slam_toolbox")
 
 
 @dataclass(frozen=True)
