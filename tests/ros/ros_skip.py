@@ -1,6 +1,9 @@
-"""The skip every ROS test module starts with."""
+"""The skip every ROS test module starts with, and the spinning helper the graph tests share."""
 
 from __future__ import annotations
+
+import time
+from typing import Any, Callable
 
 import pytest
 
@@ -12,3 +15,11 @@ def require_ros() -> None:
     pytest.importorskip("goat_interfaces.msg", reason=f"goat_interfaces is not built: {SETUP_HINT}")
     pytest.importorskip("tf2_msgs.msg", reason=f"tf2_msgs is not available: {SETUP_HINT}")
     pytest.importorskip("goat_ros.graph", reason=f"goat_ros is not on the path: {SETUP_HINT}")
+
+
+def spin_until(executor: Any, done: Callable[[], bool], timeout_s: float, what: str) -> None:
+    """Spin ``executor`` (an rclpy executor) until ``done()``; fail naming ``what`` after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while not done():
+        assert time.monotonic() < deadline, f"timed out after {timeout_s} s waiting for {what}"
+        executor.spin_once(timeout_sec=0.05)

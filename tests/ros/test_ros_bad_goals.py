@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
 pytest.importorskip("rclpy", reason="rclpy is not installed: run 'bash scripts/setup_ros.sh'")
-from ros_skip import require_ros  # noqa: E402
+from ros_skip import require_ros, spin_until  # noqa: E402
 
 require_ros()
 
@@ -25,13 +24,6 @@ from goat_interfaces.srv import ResetEpisode  # noqa: E402
 from goat_ros import topics  # noqa: E402
 from goat_ros.graph import NODES, params_args, repo_config_dir  # noqa: E402
 from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_dataset, task_goal_text  # noqa: E402
-
-
-def _spin_until(executor: SingleThreadedExecutor, done: Callable[[], bool], timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not done():
-        assert time.monotonic() < deadline, f"timed out after {timeout_s} s waiting for {what}"
-        executor.spin_once(timeout_sec=0.05)
 
 
 def _image(width: int, height: int, encoding: str, nbytes: int) -> Image:
@@ -72,19 +64,19 @@ def test_bad_goals_are_recorded_as_errors_and_the_next_subtask_runs(tmp_path: Pa
         tester.create_subscription(SubtaskResult, topics.RESULT, results.append, 10)
         goals = tester.create_publisher(Goal, topics.GOAL, 10)
         reset = tester.create_client(ResetEpisode, topics.RESET_EPISODE)
-        _spin_until(executor, lambda: reset.service_is_ready() and goals.get_subscription_count() > 0
+        spin_until(executor, lambda: reset.service_is_ready() and goals.get_subscription_count() > 0
                     and tester.count_publishers(topics.RESULT) > 0, 20.0, "the graph to be discovered")
         start = habitat_to_ros_position(episode.start_position)
         future = reset.call_async(ResetEpisode.Request(
             scene_id=episode.scene_id, start_x_m=float(start[0]), start_y_m=float(start[1]),
             start_yaw_rad=habitat_quaternion_to_yaw(episode.start_rotation)))
-        _spin_until(executor, future.done, 30.0, "the reset")
+        spin_until(executor, future.done, 30.0, "the reset")
         assert future.result().success, future.result().message
         stamp = future.result().observation_stamp
 
         for k, (fields, _) in enumerate(BAD_GOALS):
             goals.publish(Goal(episode_id="bad-goals", subtask_index=k, max_actions=5, **fields))
-            _spin_until(executor, lambda k=k: len(results) > k, 20.0, f"the result of bad goal {k}")
+            spin_until(executor, lambda k=k: len(results) > k, 20.0, f"the result of bad goal {k}")
 
         text = task_goal_text(episode, index, task)
         good = Goal(episode_id=episode.episode_id, subtask_index=index, modality=task.modality.value, max_actions=4,
@@ -92,11 +84,12 @@ def test_bad_goals_are_recorded_as_errors_and_the_next_subtask_runs(tmp_path: Pa
                     text=text if task.modality.value == "description" else "")
         good.header.stamp = stamp
         goals.publish(good)
-        _spin_until(executor, lambda: len(results) > len(BAD_GOALS), 60.0, "the result of the valid goal")
+        spin_until(executor, lambda: len(results) > len(BAD_GOALS), 60.0, "the result of the valid goal")
     finally:
         for node in nodes:
             if hasattr(node, "close"):
                 node.close()
+            node.destroy_node()  # before shutdown, so no later test of this process still discovers its services
         executor.shutdown()
         rclpy.try_shutdown()
 

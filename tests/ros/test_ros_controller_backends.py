@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -12,20 +12,9 @@ from ros_skip import require_ros  # noqa: E402
 
 require_ros()
 
-import rclpy  # noqa: E402
 
 from goat_core.errors import ModelLoadError  # noqa: E402
 from goat_ros.graph import NODES, params_args, repo_config_dir  # noqa: E402
-
-
-@pytest.fixture()
-def ros() -> Iterator[None]:
-    owns = not rclpy.ok()
-    if owns:
-        rclpy.init()
-    yield
-    if owns:
-        rclpy.shutdown()
 
 
 def _controller(overrides: dict[str, Any]) -> Any:

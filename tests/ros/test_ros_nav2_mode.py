@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator
 import pytest
 
 pytest.importorskip("rclpy", reason="rclpy is not installed: run 'bash scripts/setup_ros.sh'")
-from ros_skip import require_ros  # noqa: E402
+from ros_skip import require_ros, spin_until  # noqa: E402
 
 require_ros()
 
@@ -53,12 +53,6 @@ TASK_INDEX = next(i for i, t in enumerate(EPISODE.tasks) if t.modality.value == 
 BUDGET = 40
 
 
-def _spin_until(executor: SingleThreadedExecutor, done: Callable[[], bool], timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not done():
-        assert time.monotonic() < deadline, f"timed out after {timeout_s} s waiting for {what}"
-        executor.spin_once(timeout_sec=0.05)
-
 
 def _controller(overrides: dict[str, Any], navigator: Any = None) -> Any:
     spec = NODES["controller"]
@@ -78,13 +72,13 @@ class Graph:
         self.navigator.result = result
         reset = self.tester.create_client(ResetEpisode, topics.RESET_EPISODE)
         goals = self.tester.create_publisher(Goal, topics.GOAL, 10)
-        _spin_until(self.executor, lambda: reset.service_is_ready() and goals.get_subscription_count() > 0, 20.0,
+        spin_until(self.executor, lambda: reset.service_is_ready() and goals.get_subscription_count() > 0, 20.0,
                     "the graph to be discovered")
         start = habitat_to_ros_position(EPISODE.start_position)
         future = reset.call_async(ResetEpisode.Request(
             scene_id=EPISODE.scene_id, start_x_m=float(start[0]), start_y_m=float(start[1]),
             start_yaw_rad=habitat_quaternion_to_yaw(EPISODE.start_rotation)))
-        _spin_until(self.executor, future.done, 30.0, "the reset")
+        spin_until(self.executor, future.done, 30.0, "the reset")
         assert future.result().success, future.result().message
         task = EPISODE.tasks[TASK_INDEX]
         goal = Goal(episode_id=f"{EPISODE.episode_id}-{result.name}", subtask_index=0, modality="object",
@@ -92,7 +86,7 @@ class Graph:
         goal.header.stamp = future.result().observation_stamp
         seen = len(self.outcomes)
         goals.publish(goal)
-        _spin_until(self.executor, lambda: len(self.outcomes) > seen, 40.0, "the subtask outcome")
+        spin_until(self.executor, lambda: len(self.outcomes) > seen, 40.0, "the subtask outcome")
         self.tester.destroy_client(reset)
         self.tester.destroy_publisher(goals)
         return self.outcomes[-1]

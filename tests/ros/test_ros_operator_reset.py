@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
 pytest.importorskip("rclpy", reason="rclpy is not installed: run 'bash scripts/setup_ros.sh'")
-from ros_skip import require_ros  # noqa: E402
+from ros_skip import require_ros, spin_until  # noqa: E402
 
 require_ros()
 
@@ -44,12 +44,6 @@ def _node(name: str, overrides: dict[str, Any]) -> Any:
     spec = NODES[name]
     return spec.load_class()(cli_args=params_args(spec, repo_config_dir(), overrides))
 
-
-def _spin_until(executor: SingleThreadedExecutor, done: Callable[[], bool], timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not done():
-        assert time.monotonic() < deadline, f"timed out after {timeout_s} s waiting for {what}"
-        executor.spin_once(timeout_sec=0.05)
 
 
 def test_the_robot_bringup_resets_through_the_operator_and_the_simulator_is_the_default() -> None:
@@ -102,25 +96,25 @@ def test_the_player_waits_for_the_operator_to_place_the_robot(tmp_path: Path) ->
             deadline = time.monotonic() + 15.0
             while True:
                 future = client.call_async(SetBool.Request(data=yes))
-                _spin_until(executor, future.done, 5.0, what)
+                spin_until(executor, future.done, 5.0, what)
                 if future.result().success:
                     return
                 assert time.monotonic() < deadline, f"no question was waiting for {what}"
                 for _ in range(4):
                     executor.spin_once(timeout_sec=0.05)
 
-        _spin_until(executor, lambda: placed.service_is_ready() and confirm.service_is_ready(), 10.0, "discovery")
+        spin_until(executor, lambda: placed.service_is_ready() and confirm.service_is_ready(), 10.0, "discovery")
         settle_until = time.monotonic() + 1.0
-        _spin_until(executor, lambda: time.monotonic() > settle_until, 2.0, "a second of waiting")
+        spin_until(executor, lambda: time.monotonic() > settle_until, 2.0, "a second of waiting")
         assert goals == [] and results == []  # nothing is played before the robot is placed
         placed_at_ns = tester.get_clock().now().nanoseconds
         answer(placed, True, "the first placement")
 
         # Image goal: no /sim/render_view on the robot, so the player reports it and the operator records it.
-        _spin_until(executor, lambda: len(results) == 1, 10.0, "the image subtask's error")
+        spin_until(executor, lambda: len(results) == 1, 10.0, "the image subtask's error")
         assert results[0].stop_reason == "error" and "render_view" in results[0].error
         for k in (1, 2):
-            _spin_until(executor, lambda k=k: len(goals) == k, 10.0, f"goal {k}")
+            spin_until(executor, lambda k=k: len(goals) == k, 10.0, f"goal {k}")
             goal = goals[-1]
             assert (goal.episode_id, goal.subtask_index) == (first.episode_id, k)
             assert cv.ns_from_time(goal.header.stamp) >= placed_at_ns  # stamped after the robot was placed
@@ -128,12 +122,12 @@ def test_the_player_waits_for_the_operator_to_place_the_robot(tmp_path: Path) ->
                                             stop_reason=SubtaskOutcome.STOP, actions=[1, 0],
                                             poses=[Pose2DMsg(), Pose2DMsg(x=0.25)]))
             answer(confirm, k == 1, f"the verdict of subtask {k}")
-            _spin_until(executor, lambda k=k: len(results) == k + 1, 10.0, f"result {k}")
+            spin_until(executor, lambda k=k: len(results) == k + 1, 10.0, f"result {k}")
         assert [r.success for r in results] == [False, True, False]
 
         # The operator cannot place the robot for the second episode: its subtasks are errors, none is played.
         answer(placed, False, "the second placement")
-        _spin_until(executor, lambda: len(done) == 1, 10.0, "the end of the file")
+        spin_until(executor, lambda: len(done) == 1, 10.0, "the end of the file")
         assert len(goals) == 2
         assert [(r.episode_id, r.stop_reason) for r in results[3:]] == [(second.episode_id, "error")] * 3
         assert all("could not place the robot" in r.error for r in results[3:])

@@ -11,19 +11,17 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
-import time
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence, Union
+from typing import Any, Sequence, Union
 
 import numpy as np
 import pytest
 
 pytest.importorskip("rclpy", reason="rclpy is not installed: run 'bash scripts/setup_ros.sh'")
-from ros_skip import require_ros  # noqa: E402
+from ros_skip import require_ros, spin_until  # noqa: E402
 
 require_ros()
 
-import rclpy  # noqa: E402
 from rclpy.action import ActionClient  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.node import Node  # noqa: E402
@@ -97,26 +95,12 @@ class StandInSim:
         self.closed = True
 
 
-@pytest.fixture()
-def ros() -> Iterator[None]:
-    owns = not rclpy.ok()
-    if owns:
-        rclpy.init()
-    yield
-    if owns:
-        rclpy.shutdown()
 
 
 def _bridge(overrides: dict[str, Any]) -> Any:
     spec = NODES["sim_bridge"]
     return spec.load_class()(cli_args=params_args(spec, repo_config_dir(), overrides))
 
-
-def _spin_until(executor: SingleThreadedExecutor, done: Callable[[], bool], timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not done():
-        assert time.monotonic() < deadline, f"timed out after {timeout_s} s waiting for {what}"
-        executor.spin_once(timeout_sec=0.05)
 
 
 def test_without_habitat_sim_the_habitat_bridge_stops_at_start_up_naming_it(
@@ -166,24 +150,24 @@ def test_the_habitat_backend_serves_the_contract_through_the_protocol(
 
     def call(client: Any, request: Any) -> Any:
         future = client.call_async(request)
-        _spin_until(executor, future.done, 10.0, f"{type(request).__name__}")
+        spin_until(executor, future.done, 10.0, f"{type(request).__name__}")
         return future.result()
 
     def execute(action: DiscreteAction) -> Any:
         sent = act.send_goal_async(ExecuteAction.Goal(action=int(action)))
-        _spin_until(executor, sent.done, 10.0, "the goal to be accepted")
+        spin_until(executor, sent.done, 10.0, "the goal to be accepted")
         result = sent.result().get_result_async()
-        _spin_until(executor, result.done, 10.0, "the action result")
+        spin_until(executor, result.done, 10.0, "the action result")
         return result.result().result
 
     try:
-        _spin_until(executor, lambda: reset.service_is_ready() and render.service_is_ready()
+        spin_until(executor, lambda: reset.service_is_ready() and render.service_is_ready()
                     and act.server_is_ready() and bridge.count_subscribers(topics.RGB) > 0, 10.0, "discovery")
         response = call(reset, ResetEpisode.Request(scene_id="a.glb", start_x_m=1.0, start_y_m=2.0))
         assert response.success, response.message
         (sim_a,) = StandInSim.instances
         assert sim_a.config.scene_id == str(tmp_path / "a.glb")  # joined to habitat_scenes_dir
-        _spin_until(executor, lambda: len(images) == 1, 5.0, "the reset's observation set")
+        spin_until(executor, lambda: len(images) == 1, 5.0, "the reset's observation set")
         assert images[0].header.stamp == response.observation_stamp and (images[0].width, images[0].height) == (W, H)
 
         results = [execute(a) for a in (DiscreteAction.MOVE_FORWARD, DiscreteAction.TURN_LEFT,
@@ -192,7 +176,7 @@ def test_the_habitat_backend_serves_the_contract_through_the_protocol(
         assert [r.step for r in results] == [1, 2, 3, 3]  # STOP observes without stepping
         assert [r.collided for r in results] == [False, False, True, True]
         assert results[0].pose.x == pytest.approx(0.25) and results[1].pose.theta == pytest.approx(math.pi / 6)
-        _spin_until(executor, lambda: len(images) == 5, 5.0, "one observation set per action")
+        spin_until(executor, lambda: len(images) == 5, 5.0, "one observation set per action")
         assert [i.header.stamp for i in images[1:]] == [r.observation_stamp for r in results]
 
         view = call(render, RenderView.Request(x_m=1.0, y_m=2.0))  # unsupported: an error answer, no crash
