@@ -510,7 +510,12 @@ class Agent:
         pose = obs.pose
         goal = self._goal_cell(inst, fld, new_side)
         stop_radius_m = cfg.stop_radius_m if goal is None else goal[1]
-        if nearest_distance_2d_m(inst, pose.x_m, pose.y_m) <= stop_radius_m:
+        arrived = nearest_distance_2d_m(inst, pose.x_m, pose.y_m) <= stop_radius_m
+        if not arrived and goal is not None:
+            # Within half a step of the goal spot: a step would overshoot it, and the way back overshoots again.
+            spot_xy = fld.to_xy(np.array([goal[0]]))[0]
+            arrived = float(np.linalg.norm(spot_xy - pose.xy())) <= 0.5 * cfg.actions.forward_m
+        if arrived:
             action = self._confirm_by_sight(inst, obs)
             if action is not None:
                 mode: Mode = "stop" if action is DiscreteAction.STOP else "goto"
@@ -545,8 +550,13 @@ class Agent:
             return DiscreteAction.STOP
         pose = obs.pose
         blocked = self._blocked_views.setdefault(inst.instance_id, [])
-        if any(float(np.linalg.norm(xy - pose.xy())) <= cfg.blocked_view_radius_m for xy in blocked):
-            return None  # already found blocked around here: keep going to another goal cell
+        gaps_m = [float(np.linalg.norm(xy - pose.xy())) for xy in blocked]
+        if any(gap <= cfg.blocked_view_radius_m for gap in gaps_m):
+            # Already found blocked around here: keep going to another goal cell. This spot joins the blocked
+            # ones unless it is next to one, so that the next goal cell is not back here again.
+            if min(gaps_m) > 0.5 * cfg.blocked_view_radius_m:
+                blocked.append(pose.xy())
+            return None
         rel = inst.points_xyz_m[:, :2] - pose.xy()
         nearest = inst.points_xyz_m[int(np.argmin(np.einsum("ij,ij->i", rel, rel))), :2]
         turn = turn_toward(heading_error_rad(pose, nearest), 0.5 * cfg.actions.turn_rad)
