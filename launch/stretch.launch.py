@@ -18,7 +18,7 @@ from goat_launch_common import BOOLS, LOG_LEVELS, goat_nodes, recorder_node, rvi
 from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription  # noqa: E402
 from launch.conditions import IfCondition  # noqa: E402
 from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402
-from launch.substitutions import LaunchConfiguration, PathJoinSubstitution  # noqa: E402
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution, PythonExpression  # noqa: E402
 from launch_ros.substitutions import FindPackageShare  # noqa: E402
 
 from launch import LaunchDescription  # noqa: E402
@@ -44,8 +44,11 @@ def generate_launch_description() -> LaunchDescription:
     camera = IncludeLaunchDescription(
         PythonLaunchDescriptionSource(camera_launch),
         condition=IfCondition(LaunchConfiguration("start_camera")))
+    # In nav2 mode Nav2's controller server drives the base through /cmd_vel, which our driver then accepts.
+    nav2 = PythonExpression(["'", LaunchConfiguration("motion_mode"), "' == 'nav2'"])
     overrides = {"controller": {"use_memory": LaunchConfiguration("use_memory"),
-                                "motion_mode": LaunchConfiguration("motion_mode")}}
+                                "motion_mode": LaunchConfiguration("motion_mode")},
+                 "stretch_driver": {"accept_cmd_vel": nav2}}
     log_level = LaunchConfiguration("log_level")
     return LaunchDescription([
         *args,

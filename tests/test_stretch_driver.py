@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 import pytest
@@ -29,6 +29,7 @@ from goat_stretch.driver import (
     robot_is_homed,
 )
 from goat_stretch.standin import FakeClock, StandinRobot
+from goat_stretch.velocity import VelocityConfig, VelocityController, VelocityOutcome, VelocityReason
 
 INTR = CameraIntrinsics.from_hfov(90, 160, math.radians(42.0))  # a small portrait frame, Stretch HFOV
 
@@ -226,11 +227,208 @@ def test_clearance_rejects_a_mismatched_depth_shape() -> None:
 
 
 @pytest.mark.parametrize(("name", "value"), [("motion_timeout_s", 0.0), ("obstacle_margin_m", -0.1),
-                                             ("min_obstacle_points", 0)])
+                                             ("min_obstacle_points", 0), ("base_wait_s", -1.0)])
 def test_config_rejects_bad_values(name: str, value: float) -> None:
     with pytest.raises(ValueError, match=name):
         kwargs: dict[str, Any] = {name: value}
         ExecutorConfig(**kwargs)
+
+
+# ------------------------------------------------------------------------------ velocity commands (cmd_vel)
+
+
+def _velocity(config: Optional[VelocityConfig] = None,
+              **robot_kwargs: Any) -> tuple[VelocityController, DiscreteActionExecutor, StandinRobot, FakeClock]:
+    clock = FakeClock()
+    robot = StandinRobot(clock=clock, **robot_kwargs)
+    assert robot.startup()
+    executor = DiscreteActionExecutor(robot, ExecutorConfig(), clock)
+    return VelocityController(executor, config if config is not None else VelocityConfig()), executor, robot, clock
+
+
+def _assert_zeroed(robot: StandinRobot, velocity: VelocityController) -> None:
+    assert robot.base.commanded_velocity == (0.0, 0.0) and not robot.base.is_moving
+    assert robot.base.commands[-1] == ("stop", 0.0)
+    assert velocity.applied == (0.0, 0.0) and not velocity.active
+
+
+def test_velocity_command_moves_the_base_at_the_clamped_speed() -> None:
+    vel, _, robot, clock = _velocity(VelocityConfig(max_linear_mps=0.3, max_angular_radps=0.5))
+    out = vel.command(1.0, 0.0, clock.now_s(), _open_depth)
+    assert out.reason is VelocityReason.LIMITED and (out.linear_mps, out.angular_radps) == (0.3, 0.0)
+    assert robot.base.commands[-1] == ("velocity", 0.3, 0.0) and robot.base.commanded_velocity == (0.3, 0.0)
+    clock.sleep(0.4)
+    vel.command(1.0, 0.0, clock.now_s(), _open_depth)  # a fresh command keeps it going
+    clock.sleep(0.4)
+    assert robot.base.status["x"] == pytest.approx(0.24) and robot.base.status["y"] == pytest.approx(0.0)
+    out = vel.command(0.1, -2.0, clock.now_s(), _open_depth)
+    assert out.reason is VelocityReason.LIMITED and robot.base.commanded_velocity == (0.1, -0.5)
+    out = vel.command(0.1, 0.2, clock.now_s(), _open_depth)
+    assert out.reason is VelocityReason.MOVING and not out.safety and robot.base.commanded_velocity == (0.1, 0.2)
+    out = vel.command(0.0, 0.0, clock.now_s(), _open_depth)
+    assert out.reason is VelocityReason.STOPPED
+    _assert_zeroed(robot, vel)
+
+
+def test_stale_velocity_is_zeroed_after_the_timeout() -> None:
+    vel, _, robot, clock = _velocity(VelocityConfig(timeout_s=0.5))
+    vel.command(0.0, 0.4, clock.now_s())  # turning in place needs no depth
+    clock.sleep(0.3)
+    assert vel.tick(clock.now_s()) is None and robot.base.commanded_velocity == (0.0, 0.4)
+    vel.command(0.0, 0.4, clock.now_s())  # at 0.3 s: fresh again
+    clock.sleep(0.4)
+    assert vel.tick(clock.now_s()) is None  # 0.4 s after the last command
+    clock.sleep(0.2)
+    out = vel.tick(clock.now_s())
+    assert out is not None and out.reason is VelocityReason.STALE and out.safety and "0.60 s" in out.message
+    _assert_zeroed(robot, vel)
+    yaw = robot.base.status["theta"]
+    assert yaw == pytest.approx(0.4 * 0.9)  # turned for 0.9 s, then stopped
+    clock.sleep(1.0)
+    assert robot.base.status["theta"] == yaw and vel.tick(clock.now_s()) is None
+
+
+def test_runstop_zeroes_the_velocity_and_blocks_new_commands() -> None:
+    vel, _, robot, clock = _velocity()
+    vel.command(0.2, 0.0, clock.now_s(), _open_depth)
+    robot.runstop_at(0.25)
+    clock.sleep(0.3)
+    out = vel.tick(clock.now_s(), _open_depth)
+    assert out is not None and out.reason is VelocityReason.RUNSTOP
+    _assert_zeroed(robot, vel)
+    x = robot.base.status["x"]
+    assert x == pytest.approx(0.05)
+    out = vel.command(0.2, 0.3, clock.now_s(), _open_depth)
+    assert out.reason is VelocityReason.RUNSTOP and (out.linear_mps, out.angular_radps) == (0.0, 0.0)
+    clock.sleep(0.5)
+    assert robot.base.status["x"] == x and robot.base.status["theta"] == 0.0
+    _assert_zeroed(robot, vel)
+    robot.set_runstop(False)  # released: the next command drives again
+    assert vel.command(0.2, 0.0, clock.now_s(), _open_depth).reason is VelocityReason.MOVING
+    assert robot.base.commanded_velocity == (0.2, 0.0)
+
+
+def test_obstacle_ahead_blocks_forward_but_not_turning_or_backing_up() -> None:
+    vel, _, robot, clock = _velocity(VelocityConfig(obstacle_margin_m=0.2))
+    wall = _wall_depth(0.30)  # 0.13 m from the base edge
+    out = vel.command(0.2, 0.0, clock.now_s(), lambda: wall)
+    assert out.reason is VelocityReason.OBSTACLE and "0.13" in out.message and out.safety
+    assert robot.base.commanded_velocity == (0.0, 0.0) and ("velocity", 0.2, 0.0) not in robot.base.commands
+    out = vel.command(0.2, 0.5, clock.now_s(), lambda: wall)
+    assert out.reason is VelocityReason.OBSTACLE and robot.base.commanded_velocity == (0.0, 0.5)  # turns in place
+    out = vel.command(-0.1, 0.0, clock.now_s(), lambda: wall)
+    assert out.reason is VelocityReason.MOVING and robot.base.commanded_velocity == (-0.1, 0.0)  # backs up
+    out = vel.command(0.2, 0.0, clock.now_s(), lambda: _wall_depth(0.50))  # 0.33 m: clear
+    assert out.reason is VelocityReason.MOVING and robot.base.commanded_velocity == (0.2, 0.0)
+
+
+def test_obstacle_appearing_while_moving_forward_drops_the_forward_speed() -> None:
+    vel, _, robot, clock = _velocity()
+    vel.command(0.2, 0.1, clock.now_s(), _open_depth)
+    clock.sleep(0.1)
+    assert vel.tick(clock.now_s(), _open_depth) is None
+    out = vel.tick(clock.now_s(), lambda: _wall_depth(0.30))
+    assert out is not None and out.reason is VelocityReason.OBSTACLE
+    assert robot.base.commanded_velocity == (0.0, 0.1)
+    vel.command(0.2, 0.0, clock.now_s(), _open_depth)
+    out = vel.tick(clock.now_s(), lambda: _wall_depth(0.30))
+    assert out is not None and out.reason is VelocityReason.OBSTACLE
+    _assert_zeroed(robot, vel)
+
+
+def test_forward_velocity_needs_a_depth_frame() -> None:
+    vel, _, robot, clock = _velocity()
+    out = vel.command(0.2, 0.3, clock.now_s())  # no depth source
+    assert out.reason is VelocityReason.NO_DEPTH and robot.base.commanded_velocity == (0.0, 0.3)
+    out = vel.command(0.2, 0.0, clock.now_s())
+    assert out.reason is VelocityReason.NO_DEPTH
+    _assert_zeroed(robot, vel)
+
+
+def test_discrete_action_is_refused_while_velocity_drives_the_base() -> None:
+    vel, executor, robot, clock = _velocity()
+    vel.command(0.0, 0.4, clock.now_s())
+    out = executor.execute(DiscreteAction.MOVE_FORWARD, _open_depth())
+    assert out.reason is StopReason.BUSY and not out.success and "cmd_vel" in out.message
+    assert robot.base.commanded_velocity == (0.0, 0.4)  # the velocity stream keeps the base
+    assert not any(c[0] == "translate" for c in robot.base.commands)
+    vel.command(0.0, 0.0, clock.now_s())  # stopped: the base is free again
+    assert executor.execute(DiscreteAction.TURN_LEFT).reason is StopReason.DONE
+
+
+@pytest.mark.parametrize("stream_ends", [True, False])
+def test_discrete_action_waits_for_a_velocity_stream_to_end(stream_ends: bool) -> None:
+    import threading
+
+    clock = FakeClock()
+    robot = StandinRobot(clock=clock)
+    executor = DiscreteActionExecutor(robot, ExecutorConfig(base_wait_s=0.3), clock)
+    vel = VelocityController(executor)
+    vel.command(0.0, 0.4, clock.now_s())
+    if stream_ends:  # Nav2's final zero arrives 0.1 s (wall time) after the action was sent
+        threading.Timer(0.1, lambda: vel.command(0.0, 0.0, clock.now_s())).start()
+    out = executor.execute(DiscreteAction.TURN_LEFT)
+    if stream_ends:
+        assert out.reason is StopReason.DONE
+        _assert_stopped(robot)
+    else:
+        assert out.reason is StopReason.BUSY and "0.30 s" in out.message
+        assert robot.base.commanded_velocity == (0.0, 0.4)
+
+
+def test_velocity_is_ignored_while_a_discrete_action_runs() -> None:
+    during: list[VelocityOutcome] = []
+
+    class CommandingClock(FakeClock):
+        def sleep(self, duration_s: float) -> None:
+            super().sleep(duration_s)
+            if not during and self.now_s() >= 0.2:  # Nav2 publishes in the middle of a turn
+                during.append(controllers[0].command(0.3, 0.0, self.now_s(), _open_depth))
+                during.append(controllers[0].command(0.0, 0.0, self.now_s(), _open_depth))
+
+    clock = CommandingClock()
+    robot = StandinRobot(clock=clock)
+    executor = DiscreteActionExecutor(robot, ExecutorConfig(), clock)
+    controllers = [VelocityController(executor)]
+    out = executor.execute(DiscreteAction.TURN_LEFT)
+    assert out.reason is StopReason.DONE and out.pose.yaw_rad == pytest.approx(math.radians(30.0), abs=0.04)
+    assert [o.reason for o in during] == [VelocityReason.BUSY, VelocityReason.BUSY]
+    assert not any(c[0] == "velocity" for c in robot.base.commands)
+    assert robot.base.commands == [("rotate", pytest.approx(math.radians(30.0))), ("stop", 0.0)]
+    assert controllers[0].command(0.0, 0.3, clock.now_s()).reason is VelocityReason.MOVING  # free after it
+
+
+def test_velocity_refused_when_not_homed() -> None:
+    vel, _, robot, clock = _velocity(homed=False)
+    out = vel.command(0.0, 0.3, clock.now_s())
+    assert out.reason is VelocityReason.NOT_HOMED
+    _assert_zeroed(robot, vel)
+
+
+def test_non_finite_velocity_zeroes_the_base() -> None:
+    vel, _, robot, clock = _velocity()
+    vel.command(0.0, 0.3, clock.now_s())
+    out = vel.command(math.nan, 0.3, clock.now_s())
+    assert out.reason is VelocityReason.INVALID and "nan" in out.message
+    _assert_zeroed(robot, vel)
+
+
+def test_close_zeroes_the_velocity_and_ignores_later_commands() -> None:
+    vel, _, robot, clock = _velocity()
+    vel.command(-0.1, 0.3, clock.now_s())
+    assert robot.base.is_moving
+    assert vel.close().reason is VelocityReason.CLOSED
+    _assert_zeroed(robot, vel)
+    assert vel.command(0.0, 0.3, clock.now_s()).reason is VelocityReason.CLOSED
+    _assert_zeroed(robot, vel)
+
+
+@pytest.mark.parametrize(("name", "value"), [("max_linear_mps", 0.0), ("max_angular_radps", -1.0),
+                                             ("timeout_s", math.inf), ("obstacle_margin_m", -0.1)])
+def test_velocity_config_rejects_bad_values(name: str, value: float) -> None:
+    with pytest.raises(ValueError, match=name):
+        kwargs: dict[str, Any] = {name: value}
+        VelocityConfig(**kwargs)
 
 
 # ------------------------------------------------------------------------------ the rclpy node (ROS set up)

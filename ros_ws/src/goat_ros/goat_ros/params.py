@@ -132,6 +132,14 @@ class StretchDriverParams:
     camera_height_m: float = _p(1.31, "head camera optical centre above the floor, for the obstacle check")
     max_depth_age_s: float = _p(0.5, "a depth frame older than this does not count (forward steps are refused)")
     observation_wait_s: float = _p(1.0, "after an action, wait this long for a depth frame of the new pose")
+    accept_cmd_vel: bool = _p(False, "subscribe to /cmd_vel (geometry_msgs/Twist, e.g. from Nav2's controller "
+                                     "server) and drive the base with it, under the velocity safety rules")
+    cmd_vel_max_linear_mps: float = _p(0.3, "cmd_vel forward/backward speed is clamped to this (m/s)")
+    cmd_vel_max_angular_radps: float = _p(0.8, "cmd_vel turn rate is clamped to this (rad/s)")
+    cmd_vel_timeout_s: float = _p(0.5, "no cmd_vel for this long: the base is zeroed")
+    cmd_vel_obstacle_margin_m: float = _p(0.2, "cmd_vel forward speed is dropped while depth shows an obstacle "
+                                               "closer than this to the base edge (turning and reversing stay)")
+    cmd_vel_check_rate_hz: float = _p(20.0, "rate of the cmd_vel staleness, runstop and obstacle check")
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,13 @@
 
 :class:`DiscreteActionExecutor` turns one :class:`~goat_core.types.DiscreteAction` into stretch_body set-points,
 waits for the motion to finish while watching the runstop, progress and a deadline, and returns an
-:class:`ActionOutcome` that says what happened and why. Every way an action can end leaves the base stopped.
+:class:`ActionOutcome` that says what happened and why. Every way an action can end leaves the base stopped, except
+the ``busy`` refusal, which does not touch a base that the velocity path (:mod:`goat_stretch.velocity`) drives.
+
+One :class:`BaseArbiter` per robot decides who drives the base: a discrete action or the velocity stream, never
+both. Whoever holds it keeps it until it is done; the other is refused (``busy``) and the refusal is reported. A
+discrete action first waits up to ``ExecutorConfig.base_wait_s`` for a velocity stream to end (a zero command or
+its stale timeout), so an action sent just after Nav2 stopped is not refused.
 
 The stretch_body calls used, as they exist in hello-robot/stretch_body (``body/stretch_body/``):
 
@@ -11,9 +17,11 @@ The stretch_body calls used, as they exist in hello-robot/stretch_body (``body/s
   ``is_homed()`` is True once every joint that needs homing was homed (releases before 0.4 name it
   ``is_calibrated()``; :func:`robot_is_homed` accepts both); ``stop()`` ends the threads at shut-down.
 * ``robot.base`` (``base.py``): ``translate_by(x_m)`` and ``rotate_by(x_r)`` queue incremental position
-  set-points (sent by ``push_command()``); ``set_velocity(v_m, w_r)`` puts both wheels in velocity mode, so
-  ``set_velocity(0.0, 0.0)`` + ``push_command()`` halts a move in progress; ``status['x']``, ``['y']`` (m) and
-  ``['theta']`` (rad) are the wheel odometry since start-up.
+  set-points (sent by ``push_command()``); ``set_velocity(v_m, w_r)`` (m/s forward, rad/s counter-clockwise;
+  stretch_body also takes an optional acceleration and contact threshold, unused here) puts both wheels in
+  velocity mode at the next ``push_command()`` and keeps them there until the next command, so
+  ``set_velocity(0.0, 0.0)`` + ``push_command()`` halts a move in progress and is the velocity path's zero;
+  ``status['x']``, ``['y']`` (m) and ``['theta']`` (rad) are the wheel odometry since start-up.
 * ``robot.head`` (``head.py``): ``move_by('head_tilt', x_r)`` (Dynamixel, acts without ``push_command()``);
   ``status['head_tilt']['pos']`` in rad, positive looks up.
 * ``robot.pimu.status['runstop_event']``: True while the runstop is engaged (the firmware then holds the motors;
@@ -27,9 +35,10 @@ from __future__ import annotations
 import math
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Callable, Mapping, Optional, Protocol
+from typing import Any, Callable, Iterator, Mapping, Optional, Protocol
 
 import numpy as np
 
@@ -125,6 +134,57 @@ class MonotonicClock:
         time.sleep(duration_s)
 
 
+# ------------------------------------------------------------------------------------ who drives the base
+
+
+class BaseHolder(str, Enum):
+    DISCRETE = "discrete"  # a discrete action runs (DiscreteActionExecutor.execute)
+    VELOCITY = "velocity"  # a non-zero velocity command is in effect (goat_stretch.velocity)
+
+
+class BaseArbiter:
+    """Who drives the base, so a discrete action and velocity commands never mix (thread-safe).
+
+    The holder keeps the base until it releases it; a claim by the other is refused. :meth:`guard` serialises
+    the short holder checks and serial writes of the velocity path with a discrete action's claim, so a zero
+    velocity pushed while nobody holds the base cannot land in the middle of a starting action.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._released = threading.Condition(self._lock)
+        self._holder: Optional[BaseHolder] = None
+
+    @property
+    def holder(self) -> Optional[BaseHolder]:
+        with self._lock:
+            return self._holder
+
+    @contextmanager
+    def guard(self) -> Iterator[None]:
+        """Hold the arbiter's lock: the holder cannot change inside (keep the block short)."""
+        with self._lock:
+            yield
+
+    def claim(self, holder: BaseHolder, wait_s: float = 0.0) -> bool:
+        """Take the base for ``holder``, waiting up to ``wait_s`` (wall time) for another holder to release it; True
+        if it is now ``holder``'s (already or newly), False if another still has it."""
+        with self._lock:
+            if wait_s > 0.0:
+                self._released.wait_for(lambda: self._holder is None or self._holder is holder, timeout=wait_s)
+            if self._holder is not None and self._holder is not holder:
+                return False
+            self._holder = holder
+            return True
+
+    def release(self, holder: BaseHolder) -> None:
+        """Give the base back if ``holder`` has it (a no-op otherwise)."""
+        with self._lock:
+            if self._holder is holder:
+                self._holder = None
+                self._released.notify_all()
+
+
 # --------------------------------------------------------------------------------------- configuration
 
 
@@ -150,6 +210,7 @@ class ExecutorConfig:
     require_depth_for_forward: bool = True  # no depth image: refuse forward steps
     head_tilt_min_rad: float = -1.53  # head tilt range; commands are clamped into it (check your robot)
     head_tilt_max_rad: float = 0.79
+    base_wait_s: float = 0.0  # wait this long (wall time) for velocity commands to free the base, then refuse (busy)
 
     def __post_init__(self) -> None:
         positive = ("motion_timeout_s", "stall_time_s", "poll_period_s", "position_tolerance_m", "yaw_tolerance_rad",
@@ -158,7 +219,7 @@ class ExecutorConfig:
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0.0):
                 raise ValueError(f"ExecutorConfig.{name} must be a positive finite number, got {value!r}")
-        for name in ("obstacle_margin_m", "min_obstacle_height_m", "lateral_margin_m"):
+        for name in ("obstacle_margin_m", "min_obstacle_height_m", "lateral_margin_m", "base_wait_s"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0.0):
                 raise ValueError(f"ExecutorConfig.{name} must be a finite number >= 0, got {value!r}")
@@ -230,6 +291,7 @@ class StopReason(str, Enum):
     BLOCKED = "blocked"  # stopped: the motion made no progress for stall_time_s (contact)
     TIMEOUT = "timeout"  # stopped: the set-point was not reached within motion_timeout_s
     CANCELLED = "cancelled"  # stopped: the caller cancelled the action (cancel())
+    BUSY = "busy"  # refused: velocity commands (cmd_vel) drive the base; the base is left to them
     ERROR = "error"  # stretch_body raised
 
 
@@ -264,6 +326,7 @@ class DiscreteActionExecutor:
         self.robot = robot
         self.config = config if config is not None else ExecutorConfig()
         self.clock: Clock = clock if clock is not None else MonotonicClock()
+        self.arbiter = BaseArbiter()  # shared with a VelocityController on the same robot
         self._cancel = threading.Event()
 
     def cancel(self) -> None:
@@ -287,11 +350,16 @@ class DiscreteActionExecutor:
         """Run one action; never raises for robot trouble, the outcome says what went wrong."""
         start_s = self.clock.now_s()
         self._cancel.clear()
+        if not self.arbiter.claim(BaseHolder.DISCRETE, self.config.base_wait_s):
+            return self._outcome(action, StopReason.BUSY, f"refused: velocity commands (cmd_vel) are driving the "
+                                 f"base (waited {self.config.base_wait_s:.2f} s); stop them first", start_s)
         try:
             return self._execute(DiscreteAction(action), depth, start_s)
         except (KeyError, TypeError, OSError, RuntimeError) as exc:  # stretch_body status or serial trouble
             self._safe_stop()
             return self._outcome(action, StopReason.ERROR, f"stretch_body failed: {exc!r}", start_s)
+        finally:
+            self.arbiter.release(BaseHolder.DISCRETE)
 
     def _execute(self, action: DiscreteAction, depth: Optional[DepthSnapshot], start_s: float) -> ActionOutcome:
         if runstop_engaged(self.robot):

@@ -8,9 +8,18 @@ obstacle check, and with ``publish_state`` publishes ``/odom``, ``/joint_states`
 stretch_body's status (what stretch_ros2's driver would publish). An action's result carries the stamp of the first
 depth frame captured after the motion ended, so the controller acts on an observation of the new pose.
 
-A refusal or a safety stop is logged once and reported in the result (``message``); runstop, timeout, no depth
-and not homed abort the goal (``success`` false), an obstacle refusal or a contact stop succeed with ``collided``
-true, as a bump does in the simulator. The node refuses to start when the robot is not homed or does not start.
+A refusal or a safety stop is logged once and reported in the result (``message``); runstop, timeout, no depth,
+not homed and busy abort the goal (``success`` false), an obstacle refusal or a contact stop succeed with
+``collided`` true, as a bump does in the simulator. The node refuses to start when the robot is not homed or does
+not start.
+
+With ``accept_cmd_vel`` the node also subscribes to ``/cmd_vel`` (geometry_msgs/Twist: ``linear.x`` m/s forward,
+``angular.z`` rad/s counter-clockwise, REP 103; what Nav2's controller server publishes) and hands each command to
+:class:`goat_stretch.velocity.VelocityController`; a timer at ``cmd_vel_check_rate_hz`` calls its ``tick`` (stale
+commands, runstop, the path ahead). Whoever has the base keeps it: a discrete action waits up to
+``cmd_vel_timeout_s`` plus one check for a non-zero velocity in effect to end and is refused (``busy``) if it does
+not, and velocity commands are ignored while a discrete action runs. Each change of what the velocity path does is
+logged once (a warning for a safety rule), not every message.
 """
 
 from __future__ import annotations
@@ -20,9 +29,10 @@ import threading
 import time
 from typing import Any, Optional
 
+from geometry_msgs.msg import Twist
 from nav_msgs.msg import Odometry
 from rclpy.action import ActionServer, CancelResponse
-from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import CameraInfo, Image, JointState
@@ -43,18 +53,28 @@ from goat_stretch.driver import (
     base_pose,
     head_tilt_rad,
 )
+from goat_stretch.velocity import VelocityConfig, VelocityController, VelocityOutcome, VelocityReason
 
 SENSOR_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 HEAD_JOINTS = ("joint_head_pan", "joint_head_tilt")  # stretch_ros2 names; tilt > 0 looks up
 BACKENDS = ("stretch_body", "standin")
-
+CMD_VEL = "/cmd_vel"  # Nav2's default output; stretch_ros2's driver listens on /stretch/cmd_vel (remap if needed)
 
 
 def executor_config(params: StretchDriverParams) -> ExecutorConfig:
     sizes = ActionSizes(forward_m=params.forward_m, turn_rad=math.radians(params.turn_deg),
                         look_rad=math.radians(params.look_deg))
+    # With cmd_vel, a discrete action that arrives while a velocity stream is ending waits for it, at most until the
+    # stream's stale zero (timeout + one check period), and is refused after that.
+    base_wait_s = (params.cmd_vel_timeout_s + 1.0 / params.cmd_vel_check_rate_hz) if params.accept_cmd_vel else 0.0
     return ExecutorConfig(sizes=sizes, motion_timeout_s=params.motion_timeout_s, stall_time_s=params.stall_time_s,
-                          obstacle_margin_m=params.obstacle_margin_m)
+                          obstacle_margin_m=params.obstacle_margin_m, base_wait_s=base_wait_s)
+
+
+def velocity_config(params: StretchDriverParams) -> VelocityConfig:
+    return VelocityConfig(max_linear_mps=params.cmd_vel_max_linear_mps,
+                          max_angular_radps=params.cmd_vel_max_angular_radps, timeout_s=params.cmd_vel_timeout_s,
+                          obstacle_margin_m=params.cmd_vel_obstacle_margin_m)
 
 
 def make_robot(backend: str) -> RobotLike:
@@ -106,8 +126,18 @@ class StretchDriverNode(Node):
         self._server = ActionServer(self, ExecuteAction, topics.EXECUTE_ACTION, self._on_execute,
                                     callback_group=ReentrantCallbackGroup(), cancel_callback=self._on_cancel)
         self._busy = threading.Lock()  # one action at a time; cancel requests may arrive while it runs
-        self.get_logger().info(f"stretch_driver ready ({self.params.robot_backend}): serving "
-                               f"{topics.EXECUTE_ACTION}")
+        self._wall_clock = MonotonicClock()  # the robot's time base for cmd_vel staleness (not sim time)
+        self._velocity: Optional[VelocityController] = None
+        self._velocity_reason: Optional[VelocityReason] = None  # the last one logged
+        serving = topics.EXECUTE_ACTION
+        if self.params.accept_cmd_vel:
+            self._velocity = VelocityController(self._executor, velocity_config(self.params))
+            velocity_group = MutuallyExclusiveCallbackGroup()
+            self.create_subscription(Twist, CMD_VEL, self._on_cmd_vel, 1, callback_group=velocity_group)
+            self.create_timer(1.0 / self.params.cmd_vel_check_rate_hz, self._on_velocity_tick,
+                              callback_group=velocity_group)
+            serving += f" and {CMD_VEL}"
+        self.get_logger().info(f"stretch_driver ready ({self.params.robot_backend}): serving {serving}")
 
     # ----------------------------------------------------------------------------------------- inputs
     def _on_depth(self, msg: Image) -> None:
@@ -186,6 +216,31 @@ class StretchDriverNode(Node):
         self._executor.cancel()
         return CancelResponse.ACCEPT
 
+    # ----------------------------------------------------------------------------------------- velocity
+    def _on_cmd_vel(self, msg: Twist) -> None:
+        assert self._velocity is not None
+        outcome = self._velocity.command(msg.linear.x, msg.angular.z, self._wall_clock.now_s(), self._fresh_depth)
+        self._log_velocity(outcome)
+
+    def _on_velocity_tick(self) -> None:
+        assert self._velocity is not None
+        outcome = self._velocity.tick(self._wall_clock.now_s(), self._fresh_depth)
+        if outcome is not None:
+            self._log_velocity(outcome)
+
+    def _log_velocity(self, outcome: VelocityOutcome) -> None:
+        """Log what the velocity path does when it changes (commands arrive at 20 Hz: not every message)."""
+        if outcome.reason is self._velocity_reason:
+            return
+        self._velocity_reason = outcome.reason
+        text = f"cmd_vel: {outcome.reason.value}: {outcome.message}"
+        if outcome.reason is VelocityReason.ERROR:  # rclpy keeps one severity per logging call site: one call each
+            self.get_logger().error(text)
+        elif outcome.safety:
+            self.get_logger().warning(text)
+        else:
+            self.get_logger().info(text)
+
     # ----------------------------------------------------------------------------------------- state
     def _publish_state(self) -> None:
         pose, tilt = base_pose(self._robot), head_tilt_rad(self._robot)
@@ -200,8 +255,10 @@ class StretchDriverNode(Node):
                                                                 cv.yaw_to_quaternion(pose.yaw_rad))]))
 
     def close(self) -> None:
-        """Stop the base and release stretch_body (node shut-down)."""
+        """Stop the base (velocity mode too) and release stretch_body (node shut-down)."""
         try:
+            if self._velocity is not None:
+                self._log_velocity(self._velocity.close())  # later cmd_vel messages are ignored
             self._executor.stop_base()
         finally:
             self._robot.stop()
@@ -216,7 +273,7 @@ def main(args: Optional[list[str]] = None) -> None:
     node: Optional[StretchDriverNode] = None
     try:
         node = StretchDriverNode()
-        executor = MultiThreadedExecutor(num_threads=3)
+        executor = MultiThreadedExecutor(num_threads=4)  # sensors, an action, cmd_vel and its check, cancels
         executor.add_node(node)
         executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):

@@ -5,16 +5,20 @@ This is not stretch_body and drives no hardware. It imitates, on a simulated clo
 
 * ``startup()`` -> bool, ``stop()``, ``is_homed()``, ``push_command()``;
 * ``base.translate_by(x_m)`` / ``base.rotate_by(x_r)`` queue an incremental set-point that starts moving only at
-  the next ``push_command()`` (as stretch_body queues stepper commands); ``base.set_velocity(0, 0)`` cancels the
-  move at the next ``push_command()``; ``base.status`` holds ``x``, ``y``, ``theta`` odometry;
+  the next ``push_command()`` (as stretch_body queues stepper commands); ``base.set_velocity(v_m, w_r)``
+  (stretch_body ``base.py``: forward m/s, counter-clockwise rad/s; its optional acceleration and contact arguments
+  are not imitated) switches the base to velocity mode at the next ``push_command()``, where it keeps moving at
+  that velocity until the next pushed command, so ``set_velocity(0, 0)`` stops any move; ``base.status`` holds
+  ``x``, ``y``, ``theta`` odometry;
 * ``head.move_by('head_tilt', x_r)`` starts at once (the head is a Dynamixel chain, which stretch_body does not
   route through ``push_command()``); ``head.status['head_tilt']['pos']``;
 * ``pimu.status['runstop_event']``; while it is set every motion halts and pushed set-points are dropped.
 
-Motion is simulated at constant speed on a clock (a :class:`FakeClock` by default; the driver node passes wall
-time), so a test that sleeps through the clock sees the
-base move. Faults to test the driver's safety: a runstop at a given time, a wall that stops translation after a
-distance (contact), a slow base (timeout), and a robot that is not homed.
+Motion is simulated at constant speed (velocity mode: exactly the commanded velocity, no acceleration limit and no
+clamp, so a test sees what the driver sent) on a clock (a :class:`FakeClock` by default; the driver node passes wall
+time), so a test that sleeps through the clock sees the base move. Faults to test the driver's safety: a runstop
+at a given time, a wall that stops translation after a distance (contact), a slow base (timeout), and a robot that
+is not homed.
 """
 
 from __future__ import annotations
@@ -67,8 +71,11 @@ class StandinBase:
         self._yaw = _Axis(speed=turn_speed_rps)
         self._x_m = 0.0
         self._y_m = 0.0
-        self._pending: Optional[tuple[str, float]] = None
-        self.commands: list[tuple[str, float]] = []  # every pushed command, for tests
+        self._pending: Optional[tuple[Any, ...]] = None
+        self._velocity: Optional[tuple[float, float]] = None  # (m/s, rad/s) in velocity mode, None otherwise
+        # Every pushed command, for tests: ("translate", m), ("rotate", rad), ("stop", 0.0) for a zero velocity,
+        # ("velocity", m/s, rad/s) for a non-zero one.
+        self.commands: list[tuple[Any, ...]] = []
 
     def translate_by(self, x_m: float) -> None:
         self._pending = ("translate", float(x_m))
@@ -77,9 +84,17 @@ class StandinBase:
         self._pending = ("rotate", float(x_r))
 
     def set_velocity(self, v_m: float, w_r: float) -> None:
-        if v_m != 0.0 or w_r != 0.0:
-            raise NotImplementedError("the stand-in only simulates set_velocity(0.0, 0.0), a stop")
-        self._pending = ("stop", 0.0)
+        if v_m == 0.0 and w_r == 0.0:
+            self._pending = ("stop", 0.0)
+        else:
+            self._pending = ("velocity", float(v_m), float(w_r))
+
+    @property
+    def commanded_velocity(self) -> tuple[float, float]:
+        """STAND-IN ONLY (stretch_body has no such attribute): the (m/s, rad/s) the base moves at in velocity mode,
+        (0.0, 0.0) when it is stopped, in position mode or runstopped."""
+        self._robot._update()
+        return self._velocity if self._velocity is not None else (0.0, 0.0)
 
     def block_after_m(self, distance_m: float) -> None:
         """A wall: translation from now on stops after ``distance_m`` (the wheels stall against it)."""
@@ -88,23 +103,28 @@ class StandinBase:
     def _push(self) -> None:
         if self._pending is None:
             return
-        kind, amount = self._pending
-        self._pending = None
-        self.commands.append((kind, amount))
+        command, self._pending = self._pending, None
+        self.commands.append(command)
         if self._robot.runstop:  # sent, but the runstopped firmware does not move
             return
+        kind = command[0]
+        self._velocity = (command[1], command[2]) if kind == "velocity" else None
         if kind == "translate":
-            self._travel.target = self._travel.position + amount
+            self._travel.target = self._travel.position + command[1]
         elif kind == "rotate":
-            self._yaw.target = self._yaw.position + amount
-        else:
+            self._yaw.target = self._yaw.position + command[1]
+        else:  # velocity mode replaces any position set-point
             self._travel.target = self._yaw.target = None
 
     def _halt(self) -> None:
         self._travel.target = self._yaw.target = None
+        self._velocity = None
         self._pending = None
 
     def _advance(self, dt_s: float) -> None:
+        if self._velocity is not None:
+            self._advance_velocity(dt_s)
+            return
         before = self._travel.position
         self._travel.advance(dt_s)
         moved = self._travel.position - before
@@ -112,10 +132,29 @@ class StandinBase:
         self._y_m += moved * math.sin(self._yaw.position)
         self._yaw.advance(dt_s)
 
+    def _advance_velocity(self, dt_s: float) -> None:
+        """Unicycle motion at the commanded (v, w) for dt_s; a wall (block_after_m) stops forward travel."""
+        assert self._velocity is not None
+        v_mps, w_radps = self._velocity
+        distance_m = v_mps * dt_s
+        limit = self._travel.limit
+        if limit is not None and self._travel.position + distance_m > limit:
+            distance_m = max(0.0, limit - self._travel.position)
+        self._travel.position += distance_m
+        yaw0, dyaw = self._yaw.position, w_radps * dt_s
+        if abs(dyaw) < 1e-12:
+            self._x_m += distance_m * math.cos(yaw0)
+            self._y_m += distance_m * math.sin(yaw0)
+        else:  # an arc of length distance_m turning by dyaw: radius distance_m / dyaw
+            radius_m = distance_m / dyaw
+            self._x_m += radius_m * (math.sin(yaw0 + dyaw) - math.sin(yaw0))
+            self._y_m -= radius_m * (math.cos(yaw0 + dyaw) - math.cos(yaw0))
+        self._yaw.position = yaw0 + dyaw
+
     @property
     def is_moving(self) -> bool:
         self._robot._update()
-        return self._travel.target is not None or self._yaw.target is not None
+        return self._travel.target is not None or self._yaw.target is not None or self._velocity is not None
 
     @property
     def status(self) -> dict[str, Any]:
