@@ -342,3 +342,85 @@ def test_instance_without_points_is_named(matcher: DescriptionMatcher) -> None:
     empty = Instance(instance_id=42, category="mug", points_xyz_m=np.zeros((0, 3)))
     with pytest.raises(GoatError, match="instance 42"):
         matcher.match({42: empty})
+
+
+# ---------------------------------------------------------------------------------------------- hiding places
+
+HIDING_VOCABULARY = [*VOCABULARY, "remote control", "desk"]
+
+
+@pytest.mark.parametrize(("text", "hiding"), [
+    ("remote control inside the bookshelf in the living room", True),
+    ("the book in the cabinet", True),
+    ("the box under the bed", True),
+    ("the box beneath the desk", True),
+    ("the box behind the couch", True),
+    ("the mug on the table", False),
+    ("the box below the tv", False),
+    ("the mug near the table in the kitchen", False),
+    ("the mug in the kitchen", False),  # a room, not a relation
+])
+def test_parse_marks_hiding_relations(matcher: DescriptionMatcher, text: str, hiding: bool) -> None:
+    assert matcher.parser(HIDING_VOCABULARY).parse(text).hiding is hiding
+
+
+def _living_room() -> dict[int, Instance]:
+    return {1: box(1, "bookshelf", (0.0, 0.0, 1.0), (1.0, 0.4, 2.0), "white"),
+            2: box(2, "couch", (0.0, 2.0, 0.45), (2.0, 0.9, 0.9)),
+            3: box(3, "tv", (0.0, 4.0, 1.0), (1.0, 0.1, 0.6)),
+            4: box(4, "table", (3.0, 0.0, 0.375), (1.2, 0.8, 0.75))}
+
+
+def test_unseen_hidden_target_is_looked_for_in_its_hiding_place(matcher: DescriptionMatcher) -> None:
+    matcher.set_goal(goal("remote control inside the bookshelf"), HIDING_VOCABULARY)
+    result = matcher.match(_living_room())
+    assert result.instance_id == 1 and not result.confident  # explore first, then the bookshelf
+
+
+def test_a_look_alike_elsewhere_does_not_beat_the_hiding_place(matcher: DescriptionMatcher) -> None:
+    instances = _living_room()
+    instances[5] = box(5, "remote control", (3.0, 0.0, 0.8), (0.15, 0.05, 0.02))  # on the table
+    matcher.set_goal(goal("remote control inside the bookshelf"), HIDING_VOCABULARY)
+    result = matcher.match(instances)
+    assert result.instance_id == 1 and not result.confident
+
+
+def test_a_seen_hidden_target_is_matched_confidently(matcher: DescriptionMatcher) -> None:
+    instances = _living_room()
+    instances[5] = box(5, "remote control", (3.0, 0.0, 0.8), (0.15, 0.05, 0.02))  # on the table
+    instances[6] = box(6, "remote control", (0.1, 0.0, 0.4), (0.15, 0.05, 0.02))  # in the bookshelf
+    matcher.set_goal(goal("remote control inside the bookshelf"), HIDING_VOCABULARY)
+    result = matcher.match(instances)
+    assert result.instance_id == 6 and result.confident
+
+
+def test_a_hidden_target_seen_before_its_hiding_place_is_still_offered(matcher: DescriptionMatcher) -> None:
+    instances = {5: box(5, "remote control", (0.1, 0.0, 0.4), (0.15, 0.05, 0.02))}
+    matcher.set_goal(goal("remote control inside the bookshelf"), HIDING_VOCABULARY)
+    result = matcher.match(instances)
+    assert result.instance_id == 5 and not result.confident
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("remote control inside the white bookshelf", 1),
+    ("remote control inside the black bookshelf", 7),
+    ("remote control inside the bookshelf in the bedroom", 7),
+    ("the box under the desk", 8),
+    ("the box behind the couch", 2),
+])
+def test_the_hiding_place_fits_its_own_description(matcher: DescriptionMatcher, text: str, expected: int) -> None:
+    instances = _living_room()
+    instances.update({7: box(7, "bookshelf", (10.0, 0.0, 1.0), (1.0, 0.4, 2.0), "black"),
+                      8: box(8, "desk", (12.0, 0.0, 0.375), (1.2, 0.6, 0.75)),
+                      9: box(9, "bed", (10.0, 2.0, 0.3), (2.0, 1.6, 0.6)),
+                      10: box(10, "nightstand", (11.3, 2.8, 0.3), (0.4, 0.4, 0.6))})
+    matcher.set_goal(goal(text), HIDING_VOCABULARY)
+    result = matcher.match(instances)
+    assert result.instance_id == expected and not result.confident
+
+
+@pytest.mark.parametrize("text", ["the mug on the table", "the mug near the table", "the box below the tv"])
+def test_open_relations_do_not_fall_back_to_the_anchor(matcher: DescriptionMatcher, text: str) -> None:
+    matcher.set_goal(goal(text), HIDING_VOCABULARY)
+    result = matcher.match(_living_room())
+    assert result.instance_id is None and not result.confident

@@ -11,6 +11,10 @@ Scoring: each candidate instance of the target label gets the weighted mean of i
 [0, 1] (colour, room, relation to an anchor instance), which ranks the candidates. The best is a confident
 match when its colour and relation agreements are high and its total is clearly ahead of the best candidate
 elsewhere; the inferred room separates candidates but cannot veto the only one that fits.
+
+Hiding places: when the text puts the target inside, under or behind its anchor ("remote control inside the
+bookshelf") and no remembered target fits that relation, the best remembered anchor (by its own colour and the
+text's room) is offered, never confidently: the agent explores first and goes there when nothing better turns up.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Mapping, Optional, Sequence
+from typing import Mapping, NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -67,6 +71,14 @@ _RELATION_PHRASES: Mapping[tuple[str, ...], Relation] = {
     ("above",): Relation.ABOVE, ("over",): Relation.ABOVE,
     ("below",): Relation.BELOW,
 }
+
+# Relation phrases that put the target where it can be out of sight: inside, under or behind the anchor. For
+# these the anchor is also a place to look, so the matcher can offer it when the target itself is not seen
+# (PASTURE's hidden objects, CoW: "remote control inside the bookshelf"). "below", "above", "on" and "near"
+# leave the target in the open.
+_HIDING_PHRASES = frozenset({
+    ("in",), ("inside",), ("within",), ("inside", "of"), ("under",), ("underneath",), ("beneath",), ("behind",),
+})
 
 _MATERIAL_WORDS: Mapping[str, str] = {
     **{m: m for m in MATERIALS}, "wood": "wooden", "metallic": "metal", "steel": "metal", "iron": "metal",
@@ -123,6 +135,7 @@ class ParsedDescription:
     room: Optional[str] = None  # a name of goat_core.vocabulary.ROOM_TYPES
     relation: Optional[Relation] = None
     anchor: Optional[ObjectMention] = None  # the object of the relation; None when no relation was found
+    hiding: bool = False  # the relation's words can hide the target in or behind the anchor ("inside", "under")
 
 
 def _room_keys() -> dict[tuple[str, ...], str]:
@@ -151,9 +164,10 @@ class DescriptionParser:
                       if lowered[max(m.start() - 1, 0)] == "-" or lowered[m.end():m.end() + 1] == "-"}
         spans = self._scan(tokens, hyphenated)
         target, target_span = self._target(tokens, spans)
-        relation, anchor = self._relation(tokens, spans, target_span.end if target_span else 0)
+        relation, anchor, hiding = self._relation(tokens, spans, target_span.end if target_span else 0)
         room = next((s.value for s in spans if s.kind is _Kind.ROOM), None)
-        return ParsedDescription(text=text, target=target, room=room, relation=relation, anchor=anchor)
+        return ParsedDescription(text=text, target=target, room=room, relation=relation, anchor=anchor,
+                                 hiding=hiding)
 
     def _longest_at(self, tokens: Sequence[str], keys: Sequence[str], hyphenated: set[int],
                     i: int) -> Optional[_Span]:
@@ -232,21 +246,23 @@ class DescriptionParser:
         return after is not None and after.kind is _Kind.ROOM
 
     def _relation(self, tokens: Sequence[str], spans: Sequence[_Span],
-                  after: int) -> tuple[Optional[Relation], Optional[ObjectMention]]:
+                  after: int) -> tuple[Optional[Relation], Optional[ObjectMention], bool]:
+        """The first relation after the target that names an anchor, the anchor, and whether it hides."""
         for idx, span in enumerate(spans):
             if span.kind is not _Kind.RELATION or span.start < after or self._names_room(spans, span):
                 continue
             end = next((s.start for s in spans[idx + 1:] if s.kind in (_Kind.RELATION, _Kind.BOUNDARY)),
                        len(tokens))
+            hiding = tuple(tokens[span.start:span.end]) in _HIDING_PHRASES
             label = next((s for s in spans[idx + 1:] if s.kind is _Kind.CATEGORY and s.start < end), None)
             if label is not None:
-                return Relation(span.value), self._mention(tokens, spans, label, span.end)
+                return Relation(span.value), self._mention(tokens, spans, label, span.end), hiding
             chunk = self._noun_chunk(tokens, spans, span.end, end)
             if chunk:
                 resolution = self.resolver.resolve(chunk)
                 if resolution.similarity >= self.anchor_min_similarity:
-                    return Relation(span.value), self._fallback_mention(resolution, spans, span.end, end)
-        return None, None
+                    return Relation(span.value), self._fallback_mention(resolution, spans, span.end, end), hiding
+        return None, None, False
 
     def _mention(self, tokens: Sequence[str], spans: Sequence[_Span], label: _Span,
                  segment_start: int) -> ObjectMention:
@@ -306,8 +322,20 @@ class DescriptionMatcherConfig:
     # room must agree at least this much before the agent stops exploring for a better fitting instance.
     room_only_min_agreement: float = 0.4
     unknown_colour_agreement: float = 0.5  # colour of an instance with no pixels stored yet
+    # "inside / under / behind the X": a remembered target whose relation agreement reaches this is taken to be
+    # in the hiding place; when none does, the best X is offered instead (not confidently).
+    hiding_min_relation_agreement: float = 0.5
     colour: ColourConfig = field(default_factory=ColourConfig)
     room: RoomConfig = field(default_factory=RoomConfig)
+
+
+class _Scored(NamedTuple):
+    """One target candidate's agreement with the description."""
+
+    instance_id: int
+    total: float  # weighted mean of every constraint's agreement: ranks the candidates
+    sure: float  # ... of the observable constraints only (colour, relation): decides confidence
+    relation: Optional[float]  # agreement with the relation to the anchor; None when the text names none
 
 
 _CacheKey = tuple[int, int, int, float]  # (last_seen_step, num_observations, point count, coordinate sum)
@@ -376,15 +404,18 @@ class DescriptionMatcher:
 
     def candidates(self, instances: Mapping[int, Instance]) -> list[ScoredInstance]:
         """Instances of the target label scored by constraint agreement, best first."""
-        return [ScoredInstance(tid, total) for tid, total, _ in self._scores(instances)]
+        return [ScoredInstance(s.instance_id, s.total) for s in self._scores(instances)]
 
     def match(self, instances: Mapping[int, Instance]) -> MatchResult:
         scores = self._scores(instances)
+        assert self.parsed is not None
+        hiding_place = self._hiding_place(instances, scores)
+        if hiding_place is not None:
+            return hiding_place
         if not scores:
             return NO_MATCH
-        assert self.parsed is not None
-        best_id, best_total, best_certain = scores[0]
-        ranked = [ScoredInstance(tid, total) for tid, total, _ in scores]
+        best_id, best_total, best_certain, _ = scores[0]
+        ranked = [ScoredInstance(s.instance_id, s.total) for s in scores]
         constrained = (self.parsed.target.colour is not None or self.parsed.room is not None
                        or self.parsed.anchor is not None)
         second = runner_up(ranked, instances, self.config.duplicate_radius_m) if constrained else None
@@ -393,8 +424,56 @@ class DescriptionMatcher:
                      and best_certain >= self.config.confident_score and margin_ok)
         return MatchResult(instance_id=best_id, score=best_total, confident=confident)
 
-    def _scores(self, instances: Mapping[int, Instance]) -> list[tuple[int, float, float]]:
-        """(instance id, total score, score of the observable constraints) per target instance, best first.
+    def _hiding_place(self, instances: Mapping[int, Instance], scores: Sequence[_Scored]) -> Optional[MatchResult]:
+        """The best remembered anchor, not confident, when the text hides the target in, under or behind it and
+        no remembered target is there; None otherwise.
+
+        Why: a hidden object ("remote control inside the bookshelf", PASTURE's hidden split, CoW's hidden
+        objects) is mostly out of sight, so it is rarely detected, and a look-alike elsewhere does not fit the
+        text; a person would look in the named hiding place. Offered without confidence, it changes nothing
+        while there is more to explore (the target may still show up, partly visible: one that fits the
+        relation is always preferred), and it is where the agent goes when exploration ends instead of
+        stopping with nothing or at a look-alike.
+        """
+        parsed, cfg = self.parsed, self.config
+        if parsed is None or not parsed.hiding or parsed.anchor is None:
+            return None
+        if any(s.relation is not None and s.relation >= cfg.hiding_min_relation_agreement for s in scores):
+            return None
+        places = self._anchor_scores(parsed.anchor, parsed.room, instances)
+        if not places:
+            return None
+        place_id, fit = places[0]
+        return MatchResult(instance_id=place_id, score=fit, confident=False)
+
+    def _anchor_scores(self, anchor: ObjectMention, room: Optional[str],
+                       instances: Mapping[int, Instance]) -> list[tuple[int, float]]:
+        """(instance id, agreement with the anchor's colour and the text's room) per anchor instance, best first.
+
+        The text's room is the target's, and a hiding target is in its anchor, so the room applies to both.
+        """
+        cfg = self.config
+        ids = sorted(i for i, inst in instances.items() if inst.category == anchor.category)
+        if not ids:
+            return []
+        rooms: dict[int, np.ndarray] = {}
+        feats = {i: self._features_of(i, instances[i]) for i in (instances if room is not None else ids)}
+        if room is not None:
+            rooms = self.rooms.distributions(ids, instances, {i: f.centroid_m[:2] for i, f in feats.items()})
+        scored = []
+        for aid in ids:
+            terms: list[tuple[float, float]] = []
+            if anchor.colour is not None:
+                terms.append((cfg.colour_weight,
+                              self._colour_agreement(aid, instances[aid], feats[aid], anchor.colour)))
+            if room is not None:
+                terms.append((cfg.room_weight, self.rooms.agreement(rooms[aid], room)))
+            scored.append((aid, _weighted_mean(terms)))
+        scored.sort(key=lambda s: (-s[1], s[0]))
+        return scored
+
+    def _scores(self, instances: Mapping[int, Instance]) -> list[_Scored]:
+        """Each target instance's agreement with the description, best first.
 
         The total ranks candidates. Whether the best is good enough is judged on colour and relation only:
         the room comes from an inference that is often unsure (votes of neighbours through walls), so it may
@@ -420,10 +499,10 @@ class DescriptionMatcher:
             if parsed.target.colour is not None:
                 certain.append((cfg.colour_weight,
                                 self._colour_agreement(tid, instances[tid], feats[tid], parsed.target.colour)))
+            relation: Optional[float] = None
             if parsed.relation is not None and parsed.anchor is not None:
-                certain.append((cfg.relation_weight,
-                                self._relation_agreement(tid, parsed.relation, parsed.anchor, anchors,
-                                                         feats, instances)))
+                relation = self._relation_agreement(tid, parsed.relation, parsed.anchor, anchors, feats, instances)
+                certain.append((cfg.relation_weight, relation))
             terms = list(certain)
             sure = _weighted_mean(certain)
             if parsed.room is not None:
@@ -431,8 +510,8 @@ class DescriptionMatcher:
                 terms.append((cfg.room_weight, room_agreement))
                 if not certain:  # the room is all the text says: it has to agree for the match to be sure
                     sure = 1.0 if room_agreement >= cfg.room_only_min_agreement else 0.0
-            scored.append((tid, _weighted_mean(terms), sure))
-        scored.sort(key=lambda s: (-s[1], s[0]))
+            scored.append(_Scored(tid, _weighted_mean(terms), sure, relation))
+        scored.sort(key=lambda s: (-s.total, s.instance_id))
         return scored
 
     def _forget_missing(self, instances: Mapping[int, Instance]) -> None:
