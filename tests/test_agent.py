@@ -349,6 +349,28 @@ def test_an_image_goal_that_names_its_category_looks_at_that_category_first(insp
         agent.debug_state().target_instance_id].category == "sofa"
 
 
+@pytest.mark.parametrize("inspect_descriptions", [True, False])
+def test_an_unsure_description_match_is_looked_at_from_a_new_side_before_stopping(inspect_descriptions: bool) -> None:
+    sofa = Box((2.0, 1.0, 0), (2.6, 1.9, 0.8), 9, "sofa")
+    world = BoxWorld(two_rooms([sofa]))
+    agent = Agent(AgentConfig(inspect_descriptions=inspect_descriptions),
+                  GroundTruthPerception(["chair", "table", "sofa"], min_pixels=5), CategoryMatcher(confident=False))
+    obs = world.reset(ORIGIN)
+    agent.start_subtask(Goal(GoalModality.DESCRIPTION, text="sofa"))
+    modes = []
+    for _ in range(BUDGET):
+        action = agent.act(obs)
+        modes.append(agent.debug_state().mode)
+        if action is DiscreteAction.STOP:
+            break
+        obs = world.step(action)
+    assert action is DiscreteAction.STOP
+    assert distance_to_box(world.pose, sofa) <= AgentConfig().stop_radius_m
+    assert ("inspect" in modes) is inspect_descriptions
+    if inspect_descriptions:  # only once the home is explored
+        assert modes.index("inspect") > max(i for i, m in enumerate(modes) if m == "explore")
+
+
 def test_debug_state_describes_the_plan() -> None:
     world = BoxWorld(two_rooms())
     agent = make_agent()

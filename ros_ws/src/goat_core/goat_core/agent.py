@@ -94,6 +94,10 @@ class AgentConfig:
     # An image goal that names its category: look closer at the remembered instances of it before exploring
     # further (the category narrows the look-alikes to a few, and a close view settles the picture match).
     inspect_before_explore: bool = True
+    # A description goal whose best match is not confident once the home is explored (the matcher offers the
+    # named hiding place of a target it never saw, or a look-alike): look at that instance from a side not seen
+    # yet before stopping there; what it hides or what tells it apart may come into view.
+    inspect_descriptions: bool = True
     inspect_new_side_penalty_m: float = 3.0  # extra path cost of a spot on a side the instance was seen from
     inspect_side_rad: float = math.radians(60.0)  # spots within this bearing of a stored view count as seen
     inspect_max_steps: int = 80  # actions spent on one instance's inspection before it counts as inspected
@@ -181,6 +185,7 @@ class Agent:
         self._collisions_forgiven = False  # collision marks were cleared once this subtask
         self._category_goal = False  # any instance the matcher accepts will do, so the nearest is best
         self._named_image_goal = False  # an image goal that also names its category
+        self._description_goal = False
         self._settle_first = False  # the next decision first lets the matcher finish comparing memory
         self._debug = DebugState("stop", None, _NO_PATH, None)
         self.reset_episode()
@@ -217,6 +222,7 @@ class Agent:
         self._matcher.set_goal(goal, self._perception.labels)
         self._category_goal = goal.modality is GoalModality.CATEGORY
         self._named_image_goal = goal.modality is GoalModality.IMAGE and goal.category is not None
+        self._description_goal = goal.modality is GoalModality.DESCRIPTION
         self._goal_rgb = _centre_colour(goal.image) if goal.image is not None else None
         self._inspected = set()
         self._inspect_seen.clear()
@@ -344,7 +350,8 @@ class Agent:
         aside unreachable ones; STOP when none is left."""
         if match.pending:
             match, inst = self._settle_match()
-        if not match.confident and self._goal_rgb is not None:
+        inspects = self._goal_rgb is not None or (self._description_goal and self.config.inspect_descriptions)
+        if not match.confident and inspects:
             action = self._inspect(obs, match)
             if action is not None:
                 return action
@@ -402,13 +409,16 @@ class Agent:
         return None
 
     def _next_to_inspect(self, match: MatchResult) -> Optional[Instance]:
-        """The matcher's current best, then the instances whose colour is closest to the goal picture's centre."""
-        if len(self._inspected) >= self.config.inspect_max_instances or self._goal_rgb is None:
+        """The matcher's current best, then (image goals) the instances whose colour is closest to the goal
+        picture's centre."""
+        if len(self._inspected) >= self.config.inspect_max_instances:
             return None
         pool = {k: v for k, v in self._admissible(self._memory.instances).items()
                 if k not in self._inspected and k not in self._set_aside}
         if match.instance_id in pool:
             return pool[match.instance_id]
+        if self._goal_rgb is None:
+            return None
         coloured = [(float(np.linalg.norm(_chromaticity(v.mean_rgb) - _chromaticity(self._goal_rgb))), k)
                     for k, v in pool.items() if v.mean_rgb is not None]
         if not coloured:
