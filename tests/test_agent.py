@@ -163,10 +163,11 @@ class Run:
     agent: Agent
 
 
-def run(world: BoxWorld, agent: Agent, category: str, start: Pose2D = ORIGIN,
+def run(world: BoxWorld, agent: Agent, goal: str | Goal, start: Pose2D = ORIGIN,
         obs: Optional[Observation] = None, max_steps: int = BUDGET) -> Run:
+    """Act until STOP or ``max_steps``; a string goal is an object category."""
     obs = world.reset(start) if obs is None else obs
-    agent.start_subtask(Goal(GoalModality.CATEGORY, category=category))
+    agent.start_subtask(Goal(GoalModality.CATEGORY, category=goal) if isinstance(goal, str) else goal)
     actions, modes = [], []
     for _ in range(max_steps):
         action = agent.act(obs)
@@ -327,17 +328,10 @@ def test_an_image_goal_that_names_its_category_looks_at_that_category_first(insp
     world = BoxWorld(two_rooms([sofa]))
     agent = Agent(AgentConfig(inspect_before_explore=inspect_before_explore),
                   GroundTruthPerception(["chair", "table", "sofa"], min_pixels=5), NamedImageMatcher(confident=False))
-    obs = world.reset(ORIGIN)
     picture = np.full((64, 48, 3), (200, 30, 30), np.uint8)
-    agent.start_subtask(Goal(GoalModality.IMAGE, image=picture, category="sofa"))
-    modes = []
-    for _ in range(BUDGET):
-        action = agent.act(obs)
-        modes.append(agent.debug_state().mode)
-        if action is DiscreteAction.STOP:
-            break
-        obs = world.step(action)
-    assert action is DiscreteAction.STOP
+    result = run(world, agent, Goal(GoalModality.IMAGE, image=picture, category="sofa"))
+    modes = result.modes
+    assert result.actions[-1] is DiscreteAction.STOP
     assert distance_to_box(world.pose, sofa) <= AgentConfig().stop_radius_m
     moving = [m for m in modes if m != "scan"]
     # The one sofa is looked at closely before the other room is explored (the table is no candidate at all);
@@ -355,16 +349,9 @@ def test_an_unsure_description_match_is_looked_at_from_a_new_side_before_stoppin
     world = BoxWorld(two_rooms([sofa]))
     agent = Agent(AgentConfig(inspect_descriptions=inspect_descriptions),
                   GroundTruthPerception(["chair", "table", "sofa"], min_pixels=5), CategoryMatcher(confident=False))
-    obs = world.reset(ORIGIN)
-    agent.start_subtask(Goal(GoalModality.DESCRIPTION, text="sofa"))
-    modes = []
-    for _ in range(BUDGET):
-        action = agent.act(obs)
-        modes.append(agent.debug_state().mode)
-        if action is DiscreteAction.STOP:
-            break
-        obs = world.step(action)
-    assert action is DiscreteAction.STOP
+    result = run(world, agent, Goal(GoalModality.DESCRIPTION, text="sofa"))
+    modes = result.modes
+    assert result.actions[-1] is DiscreteAction.STOP
     assert distance_to_box(world.pose, sofa) <= AgentConfig().stop_radius_m
     assert ("inspect" in modes) is inspect_descriptions
     if inspect_descriptions:  # only once the home is explored
