@@ -5,6 +5,7 @@ from typing import Any, Optional
 import numpy as np
 import pytest
 
+from goat_core.bench.levels import parse_level
 from goat_core.bench.metrics import InvalidMetricInputError
 from goat_core.bench.suite_metrics import (
     NOISE_SIGMA_RANGE,
@@ -16,7 +17,6 @@ from goat_core.bench.suite_metrics import (
     langmap_by_level,
     langmap_overall,
     noisy_goal_image,
-    parse_level,
     pasture_by_category,
     seq_sr,
     seq_sr_table,

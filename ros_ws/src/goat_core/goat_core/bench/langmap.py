@@ -44,8 +44,9 @@ from goat_core.bench.episodes import (
     read_json,
     short_repr,
 )
+from goat_core.bench.levels import LANGMAP_LEVELS, parse_level
 from goat_core.bench.metrics import InvalidMetricInputError
-from goat_core.bench.suite_metrics import LANGMAP_LEVELS, LevelRecord, parse_level
+from goat_core.bench.suite_metrics import LevelRecord
 from goat_core.errors import EpisodeFormatError
 from goat_core.types import Goal, GoalModality
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
+from goat_core.bench.levels import parse_level
 from goat_core.bench.metrics import InvalidMetricInputError, group_by, mean_over
 from goat_core.errors import GoatError, InvalidGoalError
 from goat_core.types import DiscreteAction, GoalModality
@@ -105,8 +106,6 @@ def _actions(values: Iterable[Any]) -> tuple[DiscreteAction, ...]:
 
 def _level(value: Any) -> str:
     """The canonical LangMap level name ("object" is LangMap's file name of the scene level)."""
-    from goat_core.bench.suite_metrics import parse_level  # here: suite_metrics imports this module
-
     if not isinstance(value, str):
         raise InvalidResultError(f"level must be a LangMap level name or None, got {value!r}")
     try:

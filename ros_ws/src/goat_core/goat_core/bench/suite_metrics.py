@@ -23,6 +23,7 @@ from typing import Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
+from goat_core.bench.levels import LANGMAP_LEVELS, parse_level
 from goat_core.bench.metrics import InvalidMetricInputError, group_by, mean_over, spl
 from goat_core.bench.results import GroupStats
 
@@ -47,20 +48,6 @@ def _stats(records: Sequence[Union[LevelRecord, PastureRecord]]) -> GroupStats:
 
 
 # ----------------------------------------------------------------------------------------------- LangMap
-
-# Goal levels in the order LangMap reports them. LangMap files name the scene level "object"
-# ("Find the chair" anywhere in the scene); goat_core.types.Goal.level uses "scene".
-LANGMAP_LEVELS = ("scene", "room", "region", "instance")
-_LEVEL_ALIASES = {"object": "scene", "scene": "scene", "room": "room", "region": "region", "instance": "instance"}
-
-
-def parse_level(value: str) -> str:
-    """The canonical LangMap level name of ``value`` ("object" and "scene" both mean the scene level)."""
-    level = _LEVEL_ALIASES.get(str(value).strip().lower())
-    if level is None:
-        raise InvalidMetricInputError(f"unknown LangMap level {value!r}; expected one of {sorted(_LEVEL_ALIASES)}")
-    return level
-
 
 @dataclass(frozen=True)
 class LevelRecord:
