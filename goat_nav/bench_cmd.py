@@ -82,6 +82,11 @@ def format_summary(summary: Summary) -> str:
     lines += [f"{name:<22}{sr:>7.3f}{spl:>7.3f}{n:>6d}" for name, sr, spl, n in rows]
     if summary.stop_reasons:
         lines.append("ended by: " + ", ".join(f"{k} {v}" for k, v in sorted(summary.stop_reasons.items())))
+    failed = summary.num_subtasks - round(summary.success_rate * summary.num_subtasks)
+    if summary.failures and failed:
+        counts = ", ".join(f"{k} {v}" for k, v in summary.failures.items())
+        extra = f", unclassified {summary.unclassified_failures}" if summary.unclassified_failures else ""
+        lines.append(f"failures ({failed}): {counts}{extra}")
     return "\n".join(lines)
 
 

@@ -2,8 +2,9 @@
 
 Both files are results JSONs (``goat_core.bench.results``; a robot run writes one through the evaluator, with
 operator-confirmed success). Subtasks are paired by (scene, episode, subtask index). The command prints a
-per-goal table and a per-modality table (SR and SPL in each run, and how often the two runs agree on success), and
-writes bar charts of SR and SPL per modality as SVG and PNG (OpenCV) into ``--out-dir``.
+per-goal table (with the failure class of each failed goal), a per-modality table (SR and SPL in each run, and how
+often the two runs agree on success) and the failure classes of both runs side by side, and writes bar charts of
+SR and SPL per modality as SVG and PNG (OpenCV) into ``--out-dir``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Optional, Sequence
 import cv2
 import numpy as np
 
+from goat_core.bench.failures import FAILURE_CLASSES
 from goat_core.bench.metrics import group_by, mean_over
 from goat_core.bench.results import ResultsFile, SubtaskRecord, read_results_json
 from goat_core.errors import GoatError
@@ -54,6 +56,8 @@ class ModalityRow:
 class Comparison:
     pairs: tuple[GoalPair, ...]
     by_modality: tuple[ModalityRow, ...]  # the last row is "all"
+    # (class, failed subtasks of that class in the sim run, in the real run), for every class; over all records
+    failures: tuple[tuple[str, int, int], ...] = ()
 
 
 def _key(r: SubtaskRecord) -> Key:
@@ -78,7 +82,17 @@ def compare(sim: ResultsFile, real: ResultsFile) -> Comparison:
         raise GoatError("the two results files have no goal in common (scene, episode and subtask index differ)")
     groups = group_by(paired, lambda p: p.modality)
     rows = [_row(name, group) for name, group in groups.items()] + [_row("all", paired)]
-    return Comparison(pairs=tuple(pairs), by_modality=tuple(rows))
+    classes = list(FAILURE_CLASSES)
+    if sim.summary.unclassified_failures or real.summary.unclassified_failures:
+        classes.append("unclassified")
+
+    def count(run: ResultsFile, name: str) -> int:
+        if name == "unclassified":
+            return run.summary.unclassified_failures
+        return run.summary.failures.get(name, 0)
+
+    failures = tuple((name, count(sim, name), count(real, name)) for name in classes)
+    return Comparison(pairs=tuple(pairs), by_modality=tuple(rows), failures=failures)
 
 
 def _row(name: str, pairs: Sequence[GoalPair]) -> ModalityRow:
@@ -95,13 +109,13 @@ def _row(name: str, pairs: Sequence[GoalPair]) -> ModalityRow:
 
 def _cell(r: Optional[SubtaskRecord]) -> str:
     if r is None:
-        return f"{'-':>7} {'-':>5} {'-':>5}"
-    return f"{'yes' if r.success else 'no':>7} {r.spl:5.2f} {r.num_actions:5d}"
+        return f"{'-':>7} {'-':>5} {'-':>5} {'':<14}"
+    return f"{'yes' if r.success else 'no':>7} {r.spl:5.2f} {r.num_actions:5d} {r.failure or '':<14}"
 
 
 def format_tables(c: Comparison) -> str:
-    lines = [f"{'episode':<24} {'#':>2} {'modality':<12} {'sim ok':>7} {'spl':>5} {'acts':>5} | "
-             f"{'real ok':>7} {'spl':>5} {'acts':>5}  agree"]
+    lines = [f"{'episode':<24} {'#':>2} {'modality':<12} {'sim ok':>7} {'spl':>5} {'acts':>5} {'failure':<14} | "
+             f"{'real ok':>7} {'spl':>5} {'acts':>5} {'failure':<14}  agree"]
     for p in c.pairs:
         scene, episode, index = p.key
         name = f"{scene}/{episode}" if scene else episode
@@ -112,6 +126,9 @@ def format_tables(c: Comparison) -> str:
     for row in c.by_modality:
         lines.append(f"{row.modality:<12} {row.count:>4} {row.sim_sr:7.3f} {row.sim_spl:8.3f} {row.real_sr:8.3f} "
                      f"{row.real_spl:9.3f} {row.agreement:6.2f}")
+    if c.failures:
+        lines += ["", f"{'failure':<16} {'sim':>5} {'real':>5}"]
+        lines += [f"{name:<16} {n_sim:>5} {n_real:>5}" for name, n_sim, n_real in c.failures]
     missing = [p for p in c.pairs if p.agree is None]
     if missing:
         lines.append(f"\n{len(missing)} goal(s) ran in only one of the two runs (not in the modality table)")

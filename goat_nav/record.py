@@ -404,7 +404,7 @@ class RunRecorder:
                         path_length_m=float(record.path_length_m), geodesic_m=unknown_is_nan(record.geodesic_m),
                         distance_to_goal_m=unknown_is_nan(record.distance_to_goal_m),
                         num_actions=record.num_actions, stop_reason=record.stop_reason, error=record.error or "",
-                        actions=actions)
+                        actions=actions, failure=record.failure or "", stop_detail=record.stop_detail or "")
         self._write(RESULT_TOPIC, self.now_ns, msg)
 
     # ---------------------------------------------------------------------------------------- messages

@@ -29,6 +29,7 @@ import base64
 import gzip
 import html
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
@@ -193,9 +194,17 @@ def read_trajectories(path: PathLike) -> list[Trajectory]:
 # ------------------------------------------------------------------------------------------------ charts
 
 
+class _Markup(str):
+    """A table cell that is HTML already (a link), written as it is."""
+
+
+def _cell(value: Any) -> str:
+    return value if isinstance(value, _Markup) else html.escape(str(value))
+
+
 def _table(rows: Sequence[Sequence[Any]], header: Sequence[str], table_id: str = "") -> str:
     head = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
+    body = "".join("<tr>" + "".join(f"<td>{_cell(c)}</td>" for c in row) + "</tr>" for row in rows)
     attr = f' id="{table_id}"' if table_id else ""
     return f"<table{attr}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
@@ -437,10 +446,10 @@ def _episode_section(scene_id: Optional[str], episode_id: str, records: Sequence
                      trajectory: Optional[Trajectory], with_levels: bool) -> str:
     rows = [[r.index, r.modality.value] + ([r.level or ""] if with_levels else [])
             + ["yes" if r.success else "no", f"{r.spl:.2f}", f"{r.path_length_m:.1f}",
-               "" if r.geodesic_m is None else f"{r.geodesic_m:.1f}", r.num_actions, r.stop_reason]
+               "" if r.geodesic_m is None else f"{r.geodesic_m:.1f}", r.num_actions, r.stop_reason, r.failure or ""]
             for r in records]
     header = ["#", "modality"] + (["level"] if with_levels else []) + ["success", "SPL", "path m", "geodesic m",
-                                                                        "actions", "end"]
+                                                                        "actions", "end", "failure"]
     if trajectory is not None and trajectory.navigable is not None:
         picture = (f'<img class="map" alt="top-down map of episode {html.escape(episode_id)}" '
                    f'src="{_png_data_uri(render_topdown(trajectory, records))}">')
@@ -448,8 +457,34 @@ def _episode_section(scene_id: Optional[str], episode_id: str, records: Sequence
         picture = ('<p class="note">No map: the results hold no trajectory for this episode (run with '
                    '<code>goat-nav bench --out</code> to store them).</p>')
     scene = scene_id if scene_id is not None else (trajectory.scene_id if trajectory is not None else "?")
-    return (f'<section class="episode"><h3>Episode {html.escape(episode_id)} ({html.escape(scene)})</h3>'
-            f"{picture}{_table(rows, header)}</section>")
+    return (f'<section class="episode" id="{_episode_anchor(scene_id, episode_id)}">'
+            f"<h3>Episode {html.escape(episode_id)} ({html.escape(scene)})</h3>{picture}{_table(rows, header)}"
+            "</section>")
+
+
+def _episode_anchor(scene_id: Optional[str], episode_id: str) -> str:
+    """The HTML id of an episode's section (letters, digits, '-' and '_' only)."""
+    return "episode-" + re.sub(r"[^A-Za-z0-9_-]+", "-", f"{scene_id or ''}-{episode_id}").strip("-")
+
+
+def _failure_section(records: Sequence[SubtaskRecord], summary: Summary) -> str:
+    """How the failed subtasks split by class, then each one with a link to its episode's map."""
+    failed = [r for r in records if not r.success]
+    if not failed:
+        return ""
+    counts = [[name, n] for name, n in summary.failures.items()]
+    if summary.unclassified_failures:
+        counts.append(["unclassified (older file)", summary.unclassified_failures])
+    def link(r: SubtaskRecord) -> _Markup:
+        return _Markup(f'<a href="#{_episode_anchor(r.scene_id, r.episode_id)}">{html.escape(r.episode_id)}</a>')
+
+    rows = [[link(r), r.index, r.modality.value, r.failure or "?",
+             "" if r.distance_to_goal_m is None else f"{r.distance_to_goal_m:.2f}", r.num_actions,
+             r.stop_detail or r.error or ""] for r in failed]
+    header = ["episode", "#", "modality", "failure", "distance to goal m", "actions", "the agent's account"]
+    return (f"<h2>Failures ({len(failed)} of {len(records)} subtasks)</h2>"
+            f"{_table(counts, ['class', 'subtasks'], 'failure-classes')}"
+            f"{_table(rows, header, 'failures')}")
 
 
 def render_html_report(records: Sequence[SubtaskRecord], summary: Summary, meta: Mapping[str, Any],
@@ -496,6 +531,7 @@ def render_html_report(records: Sequence[SubtaskRecord], summary: Summary, meta:
 <h2>Overall</h2>{overall}
 <div class="charts">{"".join(charts)}</div>
 {"".join(tables)}
+{_failure_section(records, summary)}
 <h2>Episodes</h2>{_LEGEND}{"".join(episodes)}
 <h2>Run</h2><pre>{run}</pre>
 </body></html>

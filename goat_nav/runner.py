@@ -15,6 +15,7 @@ import numpy as np
 
 from goat_core.agent import Agent, AgentConfig
 from goat_core.bench.episodes import GoalObject, GoatEpisode, GoatTask, goals_for_task
+from goat_core.bench.failures import failure_of_subtask
 from goat_core.bench.metrics import spl as spl_metric
 from goat_core.bench.paraphrase import paraphrase_description
 from goat_core.bench.results import SubtaskRecord
@@ -29,7 +30,7 @@ from sim_bridge.embedded.catalogue import CATALOGUE
 from sim_bridge.embedded.episodes import ImageGoalRenderer, parse_scene_id, task_goal_text
 from sim_bridge.embedded.home import Home, generate_home
 from sim_bridge.embedded.sim import EmbeddedSim, SimConfig
-from sim_bridge.embedded.success import SUCCESS_METRICS, SuccessRegion
+from sim_bridge.embedded.success import SUCCESS_METRICS, SuccessRegion, scene_objects
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,8 @@ class SubtaskTrace:
         dist = "?" if r.distance_to_goal_m is None else f"{r.distance_to_goal_m:.2f}"
         chosen = (f"{self.matched_category} (score {self.match_score:.2f}, "
                   f"{'confident' if self.match_confident else 'unsure'})") if self.matched_category else "nothing"
-        text = (f"{outcome} {r.episode_id} #{r.index} {self.goal!r} -> {chosen}; {r.stop_reason} after "
+        ended = r.stop_reason if r.failure is None else f"{r.stop_reason} ({r.failure})"
+        text = (f"{outcome} {r.episode_id} #{r.index} {self.goal!r} -> {chosen}; {ended} after "
                 f"{r.num_actions} actions, {dist} m from goal, SPL {r.spl:.2f}")
         return text + (f"; error: {r.error}" if r.error else "")
 
@@ -266,9 +268,15 @@ class EpisodeRunner:
         final_xy = np.asarray(self._world_xy(sim))
         distance_m = region.distance_m(final_xy)
         success = stop_reason == "stop" and distance_m <= cfg.success_distance_m
+        decision = agent.last_stop if stop_reason == "stop" else None
+        start = habitat_to_ros_position(episode.start_position)
+        failure = failure_of_subtask(success, stop_reason, decision, start[:2],
+                                     habitat_quaternion_to_yaw(episode.start_rotation),
+                                     [g.object_id for g in goals], scene_objects(sim.home))
         return SubtaskRecord(
             **base, success=success, spl=spl_metric(success, geodesic_m, path_length_m),
             path_length_m=path_length_m, geodesic_m=geodesic_m, num_actions=len(actions),
             stop_reason=stop_reason, distance_to_goal_m=distance_m if math.isfinite(distance_m) else None,
-            actions=tuple(actions) if cfg.record_actions else None), obs
+            actions=tuple(actions) if cfg.record_actions else None, failure=failure,
+            stop_detail=decision.reason if decision is not None else None), obs
 

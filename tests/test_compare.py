@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import cv2
@@ -50,6 +51,20 @@ def test_compare_pairs_goals_and_summarises_modalities(runs: tuple[Path, Path]) 
     assert rows["all"].count == 3 and rows["all"].agreement == pytest.approx(2 / 3)
     table = format_tables(c)
     assert "home_a/ep1" in table and "NO" in table and "1 goal(s) ran in only one" in table
+
+
+def test_compare_shows_the_failure_classes_side_by_side(tmp_path: Path) -> None:
+    sim = _write(tmp_path / "sim.json", [_record("ep1", 0, "object", True, 0.8, 20),
+                                         _record("ep1", 1, "image", False, 0.0, 500)])
+    wrong = dataclasses.replace(_record("ep1", 0, "object", False, 0.0, 30), stop_reason="stop",
+                                failure="wrong_instance")
+    gave_up = dataclasses.replace(_record("ep1", 1, "image", False, 0.0, 40), stop_reason="stop", failure="gave_up")
+    real = _write(tmp_path / "real.json", [wrong, gave_up])
+    c = compare(read_results_json(sim), read_results_json(real))
+    classes = {name: (n_sim, n_real) for name, n_sim, n_real in c.failures}
+    assert classes["budget"] == (1, 0) and classes["wrong_instance"] == (0, 1) and classes["gave_up"] == (0, 1)
+    table = format_tables(c)
+    assert "wrong_instance" in table and "gave_up" in table.splitlines()[2]  # per goal, then the class table
 
 
 def test_compare_command_prints_tables_and_writes_plots(runs: tuple[Path, Path], tmp_path: Path,

@@ -147,6 +147,22 @@ def test_a_results_file_without_trajectories_reports_without_maps(tmp_path: Path
     assert "<img" not in page and "No map" in page and "Episode e1" in page
 
 
+def test_the_failure_table_links_each_failure_to_its_episode(tmp_path: Path) -> None:
+    gave_up = dataclasses.replace(_record(1, "image", False, 0.0, episode_id="e2"), stop_reason="stop",
+                                  failure="gave_up", stop_detail="nothing left to explore; recoveries tried: all")
+    records = [_record(0, "object", True, 0.5), _record(1, "image", False, 0.0), gave_up]
+    results = _results_file(tmp_path, records, {})
+    assert main(["report", str(results)]) == 0
+    page = results.with_suffix(".html").read_text()
+    table = page[page.index('<table id="failures">'):]
+    table = table[:table.index("</table>")]
+    links = re.findall(r'href="#([^"]+)"', table)
+    assert len(links) == 2 and all(f'id="{anchor}"' in page for anchor in links)
+    assert "gave_up" in table and "budget" in table and "recoveries tried: all" in table
+    classes = page[page.index('<table id="failure-classes">'):]
+    assert re.search(r"<td>gave_up</td><td>1</td>", classes) and re.search(r"<td>budget</td><td>1</td>", classes)
+
+
 def test_a_missing_trajectories_file_warns_and_reports_without_maps(tmp_path: Path,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     results = _results_file(tmp_path, [_record(0, "object", True, 0.5)], {TRAJECTORIES_META_KEY: "gone.json.gz"})

@@ -91,6 +91,10 @@ def test_write_read_round_trip(tmp_path: Path) -> None:
         ({"modality": "smell"}, "unknown goal modality 'smell'"),
         ({"episode_id": ""}, "episode_id must be a non-empty string"),
         ({"success": 1}, "success must be a bool"),
+        ({"failure": "gave_up"}, "failure must be None for a successful subtask"),
+        ({"success": False, "spl": 0.0, "failure": "lost"}, "failure must be one of"),
+        ({"success": False, "spl": 0.0, "failure": "budget"}, "failure 'budget' does not fit stop_reason 'stop'"),
+        ({"success": False, "spl": 0.0, "stop_reason": "budget", "failure": "near_miss"}, "does not fit"),
     ],
 )
 def test_record_validation_names_the_field(overrides: dict[str, Any], message: str) -> None:
@@ -174,3 +178,43 @@ def test_results_file_gets_ordinary_permissions(tmp_path: Path) -> None:
     umask = os.umask(0)
     os.umask(umask)
     assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask
+
+
+# ------------------------------------------------------------------------------------------ failure taxonomy
+
+
+def test_failure_classes_in_records_summary_and_file(tmp_path: Path) -> None:
+    """Budget and error failures are filled in from the stop reason; a failed STOP carries its class."""
+    records = RECORDS + (
+        _record(episode_id="2", index=0, success=False, spl=0.0, failure="wrong_instance",
+                stop_detail="at chair #4 (confident match, score 0.64)"),
+        _record(episode_id="2", index=1, success=False, spl=0.0, failure="gave_up",
+                stop_detail="nothing left to explore; recoveries tried: all"),
+        _record(episode_id="2", index=2, success=False, spl=0.0, failure="near_miss"),
+    )
+    assert records[1].failure == "budget" and records[4].failure == "error" and records[0].failure is None
+    summary = summarise(records)
+    assert dict(summary.failures) == {"gave_up": 1, "wrong_instance": 1, "near_miss": 1, "budget": 1, "error": 1}
+    path = tmp_path / "results.json"
+    write_results_json(path, records, summary, {})
+    stored = json.loads(path.read_text())
+    assert stored["summary"]["failures"]["gave_up"] == 1
+    assert "failure" not in stored["subtasks"][0]  # a success has none
+    assert stored["subtasks"][5]["failure"] == "wrong_instance"
+    assert stored["subtasks"][5]["stop_detail"].startswith("at chair #4")
+    assert read_results_json(path).records == records
+
+
+def test_a_file_from_before_the_taxonomy_still_reads(tmp_path: Path) -> None:
+    """No "failure" fields and no "failures" in the summary: read as before, failed STOPs unclassified."""
+    records = RECORDS + (_record(episode_id="2", index=0, success=False, spl=0.0),)
+    path = tmp_path / "old.json"
+    write_results_json(path, records, summarise(records), {})
+    payload = json.loads(path.read_text())
+    for raw in payload["subtasks"]:
+        raw.pop("failure", None)
+    payload["summary"].pop("failures")
+    payload["summary"].pop("unclassified_failures")
+    back = read_results_json(_write_raw(path, payload))
+    assert back.records[5].failure is None and back.summary.unclassified_failures == 1
+    assert back.records[1].failure == "budget"

@@ -10,15 +10,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from goat_core.agent import AgentConfig
+from goat_core.agent import Agent, AgentConfig
 from goat_core.bench.episodes import GoatDataset, save_goat_dataset
 from goat_core.bench.results import read_results_json
 from goat_core.errors import ConfigError
+from goat_core.matching.base import NO_MATCH, MatchResult
 from goat_core.matching.embeddings import SentenceEmbedder
 from goat_core.matching.matcher import MatcherConfig
+from goat_core.perception.gt import GroundTruthPerception
 from goat_core.types import DiscreteAction, GoalModality
 from goat_nav.cli import main
 from goat_nav.runner import EpisodeRunner, RunConfig
+from sim_bridge.embedded.catalogue import CATALOGUE
 from sim_bridge.embedded.episodes import generate_dataset
 
 BUDGET = 60  # actions per subtask: enough to show behaviour, small enough for CI
@@ -95,6 +98,46 @@ def test_a_goal_without_view_points_is_recorded_as_an_error_and_the_run_goes_on(
     assert records[0].num_actions == 0 and not records[0].success
     assert all(r.stop_reason != "error" for r in records[1:] if r.modality is not GoalModality.IMAGE
                or r.index != 0)
+
+
+class _SureOfAnotherObject:
+    """A goal matcher that is sure of the first remembered instance whose category is not the goal's."""
+
+    def reset(self) -> None:
+        pass
+
+    def set_goal(self, goal, vocabulary) -> None:
+        self.category = goal.category
+
+    def match(self, instances) -> MatchResult:
+        others = [k for k in sorted(instances) if instances[k].category != self.category]
+        return MatchResult(others[0], 1.0, True) if others else NO_MATCH
+
+
+def _run_first_subtasks(episode, embedder, agent_config: AgentConfig, matcher=None, n: int = 3):
+    with EpisodeRunner(RunConfig(max_actions_per_subtask=150), agent_config, MatcherConfig(),
+                       embedder=embedder) as runner:
+        if matcher is not None:
+            runner.agent = Agent(agent_config, GroundTruthPerception([c.name for c in CATALOGUE]), matcher)
+        return runner.run_episode(dataclasses.replace(episode, tasks=episode.tasks[:n]))[0]
+
+
+@pytest.mark.slow
+def test_a_stop_at_another_object_is_a_wrong_instance(episode, embedder) -> None:
+    records = _run_first_subtasks(episode, embedder, AgentConfig(), _SureOfAnotherObject())
+    stopped = [r for r in records if r.stop_reason == "stop"]
+    assert stopped and all(not r.success and r.failure == "wrong_instance" for r in stopped)
+    assert all(r.stop_detail and "confident match" in r.stop_detail for r in stopped)
+
+
+@pytest.mark.slow
+def test_a_stop_at_the_goal_beyond_the_success_distance_is_a_near_miss(episode, embedder) -> None:
+    """Stopping 1.6 m from the goal object: the right object, but no view point (within 1 m) is within 0.25 m."""
+    records = _run_first_subtasks(episode, embedder, AgentConfig(stop_radius_m=1.6, max_stop_radius_m=1.8))
+    stopped = [r for r in records if r.stop_reason == "stop"]
+    assert stopped and all(not r.success and r.failure == "near_miss" for r in stopped)
+    assert all(r.distance_to_goal_m is not None and r.distance_to_goal_m > RunConfig().success_distance_m
+               for r in stopped)
 
 
 @pytest.fixture(scope="module")

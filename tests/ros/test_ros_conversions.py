@@ -17,8 +17,9 @@ from sensor_msgs.msg import Image  # noqa: E402
 from goat_core.bench.results import SubtaskRecord  # noqa: E402
 from goat_core.errors import InvalidGoalError  # noqa: E402
 from goat_core.mapping.occupancy import OccupancyConfig, OccupancyGrid  # noqa: E402
-from goat_core.types import CameraIntrinsics, DiscreteAction, Goal, GoalModality, Pose2D  # noqa: E402
+from goat_core.types import CameraIntrinsics, DiscreteAction, Goal, GoalModality, Pose2D, StopDecision  # noqa: E402
 from goat_interfaces.msg import Goal as GoalMsg  # noqa: E402
+from goat_interfaces.msg import SubtaskOutcome  # noqa: E402
 from goat_ros import conversions as cv  # noqa: E402
 
 HDR = cv.header(1_500_000_123, "camera_color_optical_frame")
@@ -123,6 +124,28 @@ def test_subtask_record_round_trip() -> None:
                            distance_to_goal_m=0.1, actions=(DiscreteAction.TURN_LEFT, DiscreteAction.MOVE_FORWARD,
                                                             DiscreteAction.STOP), scene_id="s")
     assert cv.msg_to_record(cv.record_to_msg(record, HDR)) == record
+    failed = SubtaskRecord(episode_id="e", index=2, modality=GoalModality.CATEGORY, success=False, spl=0.0,
+                           path_length_m=2.0, geodesic_m=1.0, num_actions=1, stop_reason="stop",
+                           distance_to_goal_m=3.0, actions=(DiscreteAction.STOP,), scene_id="s",
+                           failure="wrong_instance", stop_detail="at chair #3 (confident match, score 0.64)")
+    msg = cv.record_to_msg(failed, HDR)
+    assert msg.failure == "wrong_instance" and msg.stop_detail.startswith("at chair #3")
+    assert cv.msg_to_record(msg) == failed
+
+
+@pytest.mark.parametrize("decision", [
+    StopDecision(gave_up=False, reason="at sofa #2 (confident match, score 1.00)", category="sofa",
+                 confident=True, target_xyz_m=(1.5, -0.25, 0.4)),
+    StopDecision(gave_up=True, reason="nothing left to explore; recoveries tried: clear_collisions"),
+])
+def test_the_agents_account_of_its_stop_round_trips(decision: StopDecision) -> None:
+    back = cv.msg_to_stop_decision(SubtaskOutcome(**cv.stop_decision_fields(decision)))
+    assert back == decision
+
+
+def test_an_outcome_without_an_account_has_none() -> None:
+    assert cv.stop_decision_fields(None) == {}
+    assert cv.msg_to_stop_decision(SubtaskOutcome(stop_reason="stop")) is None
 
 
 # --------------------------------------------------------------------------------- approximate-time sync

@@ -44,6 +44,7 @@ def test_graph_matches_in_process_run() -> None:
         assert (got.episode_id, got.index, got.modality) == (ref.episode_id, ref.index, ref.modality), where
         assert got.actions == ref.actions, f"{where}: action sequences differ"
         assert (got.stop_reason, got.success, got.num_actions) == (ref.stop_reason, ref.success, ref.num_actions)
+        assert (got.failure, got.stop_detail) == (ref.failure, ref.stop_detail), where
         assert got.spl == pytest.approx(ref.spl, abs=1e-9), where
         assert got.path_length_m == pytest.approx(ref.path_length_m, abs=1e-9), where
         assert got.geodesic_m == pytest.approx(ref.geodesic_m, abs=1e-9), where

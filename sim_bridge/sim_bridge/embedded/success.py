@@ -12,8 +12,10 @@ from typing import Sequence
 import numpy as np
 
 from goat_core.bench.episodes import GoalObject
+from goat_core.bench.failures import SceneObject
 from goat_core.errors import GoatError
 from goat_core.frames import habitat_to_ros_position
+from sim_bridge.embedded.home import Home
 from sim_bridge.embedded.navgrid import NavGrid
 
 SUCCESS_METRICS = ("geodesic_viewpoint", "euclidean_object")
@@ -46,3 +48,9 @@ class SuccessRegion:
         if self._metric == "geodesic_viewpoint":
             return self.geodesic_m(xy)
         return float(np.min(np.linalg.norm(self._object_xy - np.asarray(xy)[None, :2], axis=1)))
+
+
+def scene_objects(home: Home) -> list[SceneObject]:
+    """Every object of a home by its centre (world frame), for telling which one the agent stopped at."""
+    return [SceneObject(o.object_id, (float(o.position_m[0]), float(o.position_m[1])), o.category)
+            for o in home.objects]

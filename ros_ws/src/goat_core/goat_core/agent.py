@@ -38,7 +38,16 @@ from goat_core.mapping.keyframes import KeyframeConfig, KeyframeMemory
 from goat_core.mapping.occupancy import OccupancyConfig, OccupancyGrid
 from goat_core.matching.base import NO_MATCH, CandidateFilter, GoalMatcher, KeyframeObserver, MatchResult
 from goat_core.perception.base import PerceptionBackend
-from goat_core.types import ActionSizes, DiscreteAction, Goal, GoalModality, Instance, Observation, Pose2D
+from goat_core.types import (
+    ActionSizes,
+    DiscreteAction,
+    Goal,
+    GoalModality,
+    Instance,
+    Observation,
+    Pose2D,
+    StopDecision,
+)
 
 Mode = Literal["scan", "explore", "goto", "inspect", "stop"]
 
@@ -149,6 +158,13 @@ _MAX_FALLBACK_MATCHES = 4  # unreachable matches set aside in one step before th
 _MAX_SETTLE_CALLS = 10_000  # matcher calls to finish pending comparisons before giving up on a subtask
 
 
+def _stop_at(inst: Instance, match: MatchResult) -> StopDecision:
+    """The record of a STOP at ``inst``, the instance the agent went to for ``match``."""
+    kind = "confident match" if match.confident else "best remaining match, not confident"
+    return StopDecision.at(inst, match.confident, f"at {inst.category} #{inst.instance_id} ({kind}, "
+                                                  f"score {match.score:.2f})")
+
+
 class Agent:
     """A lifelong GOAT agent over one perception backend and one goal matcher."""
 
@@ -188,6 +204,7 @@ class Agent:
         self._description_goal = False
         self._settle_first = False  # the next decision first lets the matcher finish comparing memory
         self._debug = DebugState("stop", None, _NO_PATH, None)
+        self._stop: Optional[StopDecision] = None  # why the last STOP of this subtask was called
         self.reset_episode()
 
     # ---------------------------------------------------------------------------------------------- API
@@ -205,6 +222,11 @@ class Agent:
 
     def debug_state(self) -> DebugState:
         return self._debug
+
+    @property
+    def last_stop(self) -> Optional[StopDecision]:
+        """Why the agent called STOP in the current subtask; None until it has."""
+        return self._stop
 
     def reset_episode(self) -> None:
         """Forget the map and all instances; the next subtask starts with a scan."""
@@ -234,6 +256,7 @@ class Agent:
         self._blocked_views.clear()
         self._strikes.clear()
         self._reset_motion_state()
+        self._stop = None
         self._has_goal = True
 
     def _forget(self) -> None:
@@ -368,6 +391,7 @@ class Agent:
                 action, match = self._goto_best(obs, match, inst)
                 if action is not None:
                     return action
+        self._stop = StopDecision(gave_up=True, reason="nothing left to explore and no candidate it can reach")
         return self._emit(DiscreteAction.STOP, "stop", match=match)
 
     def _match(self) -> tuple[MatchResult, Optional[Instance]]:
@@ -529,6 +553,8 @@ class Agent:
             action = self._confirm_by_sight(inst, obs)
             if action is not None:
                 mode: Mode = "stop" if action is DiscreteAction.STOP else "goto"
+                if action is DiscreteAction.STOP:
+                    self._stop = _stop_at(inst, match)
                 return self._emit(action, mode, None, _NO_PATH, inst.instance_id, match)
             goal = self._goal_cell(inst, fld, new_side)  # this spot is now a blocked view
         if goal is None:

@@ -244,3 +244,32 @@ class Instance:
     @property
     def bbox_max_m(self) -> np.ndarray:
         return np.asarray(self.points_xyz_m.max(axis=0))
+
+
+@dataclass(frozen=True)
+class StopDecision:
+    """Why the agent ended a subtask with STOP: at a target it believes in, or because it gave up.
+
+    ``gave_up`` is True only after the agent's recoveries were exhausted with no instance left to go to; the
+    ``reason`` then lists what was tried. Target fields are None when it gave up.
+    """
+
+    gave_up: bool
+    reason: str  # one line, for logs, results files and the ROS outcome
+    instance_id: Optional[int] = None  # memory id of the instance it stopped at
+    category: Optional[str] = None  # that instance's category
+    confident: bool = False  # the matcher was sure of that instance
+    target_xyz_m: Optional[tuple[float, float, float]] = None  # the instance's centroid, episode frame, metres
+
+    @classmethod
+    def at(cls, instance: Instance, confident: bool, reason: str) -> StopDecision:
+        """A STOP at ``instance`` (not giving up)."""
+        c = instance.centroid_m
+        return cls(gave_up=False, reason=reason, instance_id=instance.instance_id, category=instance.category,
+                   confident=confident, target_xyz_m=(float(c[0]), float(c[1]), float(c[2])))
+
+    def __post_init__(self) -> None:
+        if self.gave_up == (self.target_xyz_m is not None):
+            raise ValueError(
+                f"StopDecision needs a target exactly when it did not give up, got gave_up={self.gave_up} "
+                f"and target_xyz_m={self.target_xyz_m!r}")

@@ -36,7 +36,7 @@ from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
 from goat_core.errors import ConfigError, GoatError
-from goat_core.types import DiscreteAction, Pose2D
+from goat_core.types import DiscreteAction, Instance, Pose2D, StopDecision
 from goat_interfaces.action import ExecuteAction
 from goat_interfaces.msg import Goal as GoalMsg
 from goat_interfaces.msg import InstanceLabels, Instances, SubtaskOutcome
@@ -65,6 +65,7 @@ class _Subtask:
     nav2_active: bool = False  # Nav2 drives the final approach
     nav2_fell_back: bool = False  # Nav2 failed or had no pose: discrete actions for the rest of the subtask
     held_action: Optional[DiscreteAction] = None  # the agent's step that the Nav2 handover replaced
+    nav2_target: Optional[Instance] = None  # the instance whose approach Nav2 drives
 
 
 @dataclass(frozen=True)
@@ -242,7 +243,7 @@ class ControllerNode(Node):
         if self.params.publish_debug:  # while the robot executes the action
             self._publish_debug(self._sync.latest_stamp_ns)
         if action is DiscreteAction.STOP:
-            self._finish(SubtaskOutcome.STOP)
+            self._finish(SubtaskOutcome.STOP, decision=self.agent.last_stop)
 
     def _send(self, sub: _Subtask, action: DiscreteAction) -> None:
         """Send the action; while the server is not discovered yet, retry until action_timeout_s."""
@@ -302,7 +303,7 @@ class ControllerNode(Node):
             self._finish(SubtaskOutcome.ERROR, f"no complete observation set within {self.params.action_timeout_s} s "
                                                f"(are {topics.RGB} and the other camera topics published?)")
 
-    def _finish(self, stop_reason: str, error: str = "") -> None:
+    def _finish(self, stop_reason: str, error: str = "", decision: Optional[StopDecision] = None) -> None:
         sub = self._subtask
         if sub is None:
             return
@@ -313,7 +314,7 @@ class ControllerNode(Node):
         msg = SubtaskOutcome(header=cv.header(self.get_clock().now().nanoseconds, topics.MAP_FRAME),
                              episode_id=g.episode_id, subtask_index=g.subtask_index, modality=g.modality,
                              target_id=g.target_id, stop_reason=stop_reason, error=error, actions=sub.actions,
-                             poses=[cv.pose2d_to_msg(p) for p in sub.poses])
+                             poses=[cv.pose2d_to_msg(p) for p in sub.poses], **cv.stop_decision_fields(decision))
         self._pub_outcome.publish(msg)
 
     # ------------------------------------------------------------------------------------------- Nav2
@@ -342,7 +343,7 @@ class ControllerNode(Node):
         sent = goal
         if self.params.nav2_frame_id == topics.ODOM_FRAME:
             sent = episode_to_odom(goal, self._anchor or Pose2D(0.0, 0.0, 0.0))
-        sub.nav2_active, sub.held_action = True, action
+        sub.nav2_active, sub.held_action, sub.nav2_target = True, action, instance
         self.get_logger().info(
             f"subtask {sub.goal.episode_id}/{sub.goal.subtask_index}: approach of instance {instance.instance_id} "
             f"({instance.category}) handed to Nav2: ({sent.x_m:.2f}, {sent.y_m:.2f}) m, {sent.yaw_rad:.2f} rad in "
@@ -384,7 +385,9 @@ class ControllerNode(Node):
             if odom is not None:
                 sub.poses.append(to_episode_frame(odom, self._anchor))
             sub.actions.append(int(DiscreteAction.STOP))
-            self._finish(SubtaskOutcome.STOP)
+            target = sub.nav2_target
+            self._finish(SubtaskOutcome.STOP, decision=None if target is None else StopDecision.at(
+                target, True, f"Nav2 reached the approach pose of {target.category} #{target.instance_id}"))
             return
         self._fall_back(sub, f"Nav2 {done.outcome.value}{': ' + done.detail if done.detail else ''}")
         if self.params.sync_tolerance_s > 0.0 or action is None:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import array
 import math
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 from builtin_interfaces.msg import Time
+from geometry_msgs.msg import Point, PoseStamped, Quaternion, TransformStamped
 from geometry_msgs.msg import Pose2D as Pose2DMsg
-from geometry_msgs.msg import PoseStamped, Quaternion, TransformStamped
 from nav_msgs.msg import OccupancyGrid as OccupancyGridMsg
 from nav_msgs.msg import Odometry, Path
 from sensor_msgs.msg import CameraInfo, Image
@@ -26,9 +26,26 @@ from goat_core.bench.results import SubtaskRecord
 from goat_core.errors import GoatError, InvalidGoalError
 from goat_core.mapping.occupancy import OccupancyGrid
 from goat_core.matching.ranking import Ranking
-from goat_core.types import CameraIntrinsics, DiscreteAction, Goal, GoalModality, Instance, InstanceView, Pose2D
+from goat_core.types import (
+    CameraIntrinsics,
+    DiscreteAction,
+    Goal,
+    GoalModality,
+    Instance,
+    InstanceView,
+    Pose2D,
+    StopDecision,
+)
 from goat_interfaces.msg import Goal as GoalMsg
-from goat_interfaces.msg import GoalMatches, InstanceDetail, InstanceLabels, InstanceMemory, Instances, SubtaskResult
+from goat_interfaces.msg import (
+    GoalMatches,
+    InstanceDetail,
+    InstanceLabels,
+    InstanceMemory,
+    Instances,
+    SubtaskOutcome,
+    SubtaskResult,
+)
 from goat_interfaces.msg import Instance as InstanceMsg
 from goat_interfaces.msg import InstanceView as InstanceViewMsg
 
@@ -410,7 +427,8 @@ def record_to_msg(record: SubtaskRecord, hdr: Header) -> SubtaskResult:
         path_length_m=float(record.path_length_m), geodesic_m=_nan_if_none(record.geodesic_m),
         distance_to_goal_m=_nan_if_none(record.distance_to_goal_m), num_actions=record.num_actions,
         stop_reason=record.stop_reason, error=record.error or "",
-        actions=[int(a) for a in (record.actions or ())])
+        actions=[int(a) for a in (record.actions or ())], failure=record.failure or "",
+        stop_detail=record.stop_detail or "")
 
 
 def msg_to_record(msg: SubtaskResult) -> SubtaskRecord:
@@ -420,4 +438,27 @@ def msg_to_record(msg: SubtaskResult) -> SubtaskRecord:
         geodesic_m=_none_if_nan(msg.geodesic_m), num_actions=int(msg.num_actions), stop_reason=msg.stop_reason,
         distance_to_goal_m=_none_if_nan(msg.distance_to_goal_m), error=msg.error or None,
         actions=tuple(DiscreteAction(int(a)) for a in msg.actions) if msg.stop_reason != "error" else None,
-        scene_id=msg.scene_id or None)
+        scene_id=msg.scene_id or None, failure=msg.failure or None, stop_detail=msg.stop_detail or None)
+
+
+def stop_decision_fields(decision: Optional[StopDecision]) -> dict[str, Any]:
+    """The ``SubtaskOutcome`` fields that carry the agent's account of its STOP (none: a STOP without one)."""
+    if decision is None:
+        return {}
+    fields: dict[str, Any] = {"stop_detail": decision.reason, "stop_at_target": not decision.gave_up}
+    if decision.target_xyz_m is not None:
+        x, y, z = decision.target_xyz_m
+        fields.update(stop_target_category=decision.category or "", stop_target_confident=decision.confident,
+                      stop_target=Point(x=x, y=y, z=z))
+    return fields
+
+
+def msg_to_stop_decision(msg: SubtaskOutcome) -> Optional[StopDecision]:
+    """The agent's account of its STOP from an outcome; None when the outcome carries none."""
+    if not msg.stop_detail and not msg.stop_at_target:
+        return None
+    if not msg.stop_at_target:
+        return StopDecision(gave_up=True, reason=msg.stop_detail)
+    p = msg.stop_target
+    return StopDecision(gave_up=False, reason=msg.stop_detail, category=msg.stop_target_category or None,
+                        confident=bool(msg.stop_target_confident), target_xyz_m=(p.x, p.y, p.z))

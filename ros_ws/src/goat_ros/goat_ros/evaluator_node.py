@@ -43,7 +43,8 @@ class EvaluatorNode(Node):
             error = msg.error or "goal is not in the evaluator's episode file: not scored"
             return unscored_error(msg.episode_id, msg.subtask_index, msg.modality, error)
         return self._scorer.score(episode, msg.subtask_index, msg.stop_reason, list(msg.actions),
-                                  [cv.msg_to_pose2d(p) for p in msg.poses], msg.error or None)
+                                  [cv.msg_to_pose2d(p) for p in msg.poses], msg.error or None,
+                                  cv.msg_to_stop_decision(msg))
 
     def _on_outcome(self, msg: SubtaskOutcome) -> None:
         hdr = cv.header(self.get_clock().now().nanoseconds, topics.MAP_FRAME)

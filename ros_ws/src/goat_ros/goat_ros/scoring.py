@@ -12,16 +12,17 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from goat_core.bench.episodes import GoatEpisode, goals_for_task
+from goat_core.bench.failures import SceneObject, failure_of_subtask
 from goat_core.bench.metrics import spl as spl_metric
 from goat_core.bench.results import SubtaskRecord
 from goat_core.errors import GoatError
 from goat_core.frames import habitat_quaternion_to_yaw, habitat_to_ros_position
-from goat_core.types import DiscreteAction, GoalModality, Pose2D
+from goat_core.types import DiscreteAction, GoalModality, Pose2D, StopDecision
 from sim_bridge.embedded.episodes import parse_scene_id
 from sim_bridge.embedded.home import generate_home
 from sim_bridge.embedded.navgrid import NavGrid
 from sim_bridge.embedded.sim import SimConfig
-from sim_bridge.embedded.success import SuccessRegion
+from sim_bridge.embedded.success import SuccessRegion, scene_objects
 
 
 def _wrap(angle_rad: float) -> float:
@@ -41,6 +42,7 @@ class SubtaskScorer:
         self._sim_config = sim_config
         self._scene_id: Optional[str] = None
         self._navgrid: Optional[NavGrid] = None
+        self._objects: list[SceneObject] = []
 
     def episode(self, episode_id: str) -> Optional[GoatEpisode]:
         return self._episodes.get(episode_id)
@@ -48,14 +50,16 @@ class SubtaskScorer:
     def _grid(self, scene_id: str) -> NavGrid:
         if self._navgrid is None or scene_id != self._scene_id:
             seed, home_config = parse_scene_id(scene_id)
-            self._navgrid = NavGrid.from_home(generate_home(seed, home_config), self._sim_config.grid_resolution_m,
-                                              self._sim_config.robot_radius_m)
+            home = generate_home(seed, home_config)
+            self._navgrid = NavGrid.from_home(home, self._sim_config.grid_resolution_m, self._sim_config.robot_radius_m)
+            self._objects = scene_objects(home)
             self._scene_id = scene_id
         return self._navgrid
 
     def score(self, episode: GoatEpisode, index: int, stop_reason: str, actions: Sequence[int],
-              poses: Sequence[Pose2D], error: Optional[str]) -> SubtaskRecord:
-        """The record the in-process runner would write for the same poses (episode frame) and actions."""
+              poses: Sequence[Pose2D], error: Optional[str], decision: Optional[StopDecision] = None) -> SubtaskRecord:
+        """The record the in-process runner would write for the same poses (episode frame), actions and account of
+        the agent's STOP (``decision``)."""
         task = episode.tasks[index]
         base: dict[str, Any] = dict(episode_id=episode.episode_id, scene_id=episode.scene_id, index=index,
                                     modality=task.modality)
@@ -80,11 +84,15 @@ class SubtaskScorer:
             path_length_m += float(np.linalg.norm(cur - prev))
         distance_m = region.distance_m(world[-1])
         success = stop_reason == "stop" and distance_m <= self._run_config.success_distance_m
+        decision = decision if stop_reason == "stop" else None
+        failure = failure_of_subtask(success, stop_reason, decision, start[:2], yaw0,
+                                     [g.object_id for g in goals_for_task(episode, task)], self._objects)
         return SubtaskRecord(
             **base, success=success, spl=spl_metric(success, geodesic_m, path_length_m),
             path_length_m=path_length_m, geodesic_m=geodesic_m, num_actions=len(actions), stop_reason=stop_reason,
             distance_to_goal_m=distance_m if math.isfinite(distance_m) else None,
-            actions=tuple(DiscreteAction(a) for a in actions))
+            actions=tuple(DiscreteAction(a) for a in actions), failure=failure,
+            stop_detail=decision.reason if decision is not None else None)
 
 
 def unscored_error(episode_id: str, index: int, modality: str, error: str) -> Optional[SubtaskRecord]:

@@ -7,7 +7,9 @@ File layout::
      "subtasks": [record, ...],
      "meta": {...}}
 
-A record carries ``"level"`` only when it has one (LangMap goals); files without it read as before.
+A record carries ``"level"`` only when it has one (LangMap goals); files without it read as before. A failed
+record carries ``"failure"`` (``goat_core.bench.failures``: gave_up, wrong_instance, near_miss, budget, error)
+and the summary counts them under ``"failures"``; files written before the taxonomy read as before.
 
 Every write replaces the whole file atomically (temporary file + rename), so a crash mid-benchmark leaves the
 last complete file; :func:`append_results_json` is the per-episode write the bench uses.
@@ -23,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
+from goat_core.bench.failures import FAILURE_CLASSES, count_failures
 from goat_core.bench.levels import parse_level
 from goat_core.bench.metrics import InvalidMetricInputError, group_by, mean_over
 from goat_core.errors import GoatError, InvalidGoalError
@@ -132,6 +135,10 @@ class SubtaskRecord:
     actions: Optional[tuple[DiscreteAction, ...]] = None  # the actions taken, when recorded
     scene_id: Optional[str] = None  # episode ids repeat across GOAT-Bench scenes; this disambiguates
     level: Optional[str] = None  # LangMap goal level (scene | room | region | instance); None outside LangMap
+    # Failed subtasks: why (goat_core.bench.failures.FAILURE_CLASSES); None on success. Budget and error
+    # failures are filled in from ``stop_reason``; a failed STOP is classified by whoever scores it.
+    failure: Optional[str] = None
+    stop_detail: Optional[str] = None  # the agent's own account of its STOP: its target, or why it gave up
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "modality", _modality(self.modality))
@@ -149,9 +156,31 @@ class SubtaskRecord:
             object.__setattr__(self, "actions", _actions(self.actions))
         if self.level is not None:
             object.__setattr__(self, "level", _level(self.level))
+        self._check_failure()
+
+    def _check_failure(self) -> None:
+        if self.success:
+            if self.failure is not None:
+                raise InvalidResultError(f"failure must be None for a successful subtask, got {self.failure!r}")
+            return
+        if self.failure is None and self.stop_reason in ("budget", "error"):
+            object.__setattr__(self, "failure", self.stop_reason)
+        if self.failure is None:
+            return  # a failed STOP not classified (files written before the taxonomy)
+        if self.failure not in FAILURE_CLASSES:
+            raise InvalidResultError(f"failure must be one of {FAILURE_CLASSES}, got {self.failure!r}")
+        if (self.failure in ("budget", "error") or self.stop_reason != "stop") and self.failure != self.stop_reason:
+            raise InvalidResultError(
+                f"failure {self.failure!r} does not fit stop_reason {self.stop_reason!r}")
+        if self.stop_detail is not None and not isinstance(self.stop_detail, str):
+            raise InvalidResultError(f"stop_detail must be a string or None, got {self.stop_detail!r}")
 
     def to_json(self) -> dict[str, Any]:
-        extra = {} if self.level is None else {"level": self.level}  # absent, not null: older files stay as they were
+        extra: dict[str, Any] = {} if self.level is None else {"level": self.level}  # absent, not null: older files
+        if not self.success:  # stay as they were
+            extra["failure"] = self.failure
+        if self.stop_detail is not None:
+            extra["stop_detail"] = self.stop_detail
         return {
             "episode_id": self.episode_id,
             "scene_id": self.scene_id,
@@ -190,7 +219,7 @@ class SubtaskRecord:
                     f"{raw_actions!r}"
                 ) from None
         return cls(actions=actions, error=obj.get("error"), scene_id=obj.get("scene_id"), level=obj.get("level"),
-                   **{k: obj[k] for k in required})
+                   failure=obj.get("failure"), stop_detail=obj.get("stop_detail"), **{k: obj[k] for k in required})
 
 
 @dataclass(frozen=True)
@@ -214,8 +243,13 @@ class Summary:
     by_modality: Mapping[str, GroupStats]  # GoalModality value -> stats
     by_subtask_index: Mapping[int, GroupStats]
     stop_reasons: Mapping[str, int] = field(default_factory=dict)  # how many subtasks ended each way
+    failures: Mapping[str, int] = field(default_factory=dict)  # failed subtasks per failure class
+    unclassified_failures: int = 0  # failed STOPs without a class (files written before the taxonomy)
 
     def to_json(self) -> dict[str, Any]:
+        extra: dict[str, Any] = {"failures": dict(self.failures)} if self.failures else {}
+        if self.unclassified_failures:
+            extra["unclassified_failures"] = self.unclassified_failures
         return {
             "success_rate": self.success_rate,
             "spl": self.spl,
@@ -224,6 +258,7 @@ class Summary:
             "num_subtasks": self.num_subtasks,
             "num_episodes": self.num_episodes,
             "stop_reasons": dict(self.stop_reasons),
+            **extra,
         }
 
 
@@ -239,7 +274,7 @@ def summarise(records: Iterable[SubtaskRecord]) -> Summary:
     """Success rate and SPL overall, per modality and per subtask index; no records give zeros."""
     items = list(records)
     if not items:
-        return Summary(0.0, 0.0, 0, 0, {}, {}, {reason: 0 for reason in STOP_REASONS})
+        return Summary(0.0, 0.0, 0, 0, {}, {}, {reason: 0 for reason in STOP_REASONS}, count_failures(()))
     overall = _stats(items)
     by_modality = group_by(items, lambda r: r.modality)
     by_index = group_by(items, lambda r: r.index)
@@ -251,6 +286,8 @@ def summarise(records: Iterable[SubtaskRecord]) -> Summary:
         by_modality={m.value: _stats(by_modality[m]) for m in GoalModality if m in by_modality},
         by_subtask_index={i: _stats(by_index[i]) for i in sorted(by_index)},
         stop_reasons={reason: sum(r.stop_reason == reason for r in items) for reason in STOP_REASONS},
+        failures=count_failures(r.failure for r in items),
+        unclassified_failures=sum(not r.success and r.failure is None for r in items),
     )
 
 
@@ -313,10 +350,14 @@ def read_results_json(path: PathLike) -> ResultsFile:
         except InvalidResultError as exc:
             raise InvalidResultError(f"{path}: subtasks[{i}]: {exc}") from None
     summary = summarise(records)
-    if not _close(data["summary"], summary.to_json()):
+    recomputed = summary.to_json()
+    if "failures" not in data["summary"]:  # written before the failure taxonomy
+        recomputed.pop("failures", None)
+        recomputed.pop("unclassified_failures", None)
+    if not _close(data["summary"], recomputed):
         raise InvalidResultError(
             f"{path}: summary does not match the subtask records; stored {data['summary']!r}, "
-            f"recomputed {summary.to_json()!r}"
+            f"recomputed {recomputed!r}"
         )
     return ResultsFile(records=tuple(records), summary=summary, meta=data["meta"])
 
