@@ -158,6 +158,42 @@ def test_robot_inside_the_inflation_can_still_plan() -> None:
     assert not fld.forward_free(0.0, 0.25)  # driving into the wall is not
 
 
+def test_the_way_the_robot_came_stays_open() -> None:
+    """A gap the robot fits through (0.42 m between two tables for a 0.34 m base) is closed on the inflated, 2x
+    coarsened planning grid: standing in it the robot reaches nothing. The cells its centre crossed on the way in
+    stay traversable, so it can leave the way it came (seed 1000's episode 1000-18 sealed itself in so)."""
+    grid = OccupancyGrid(OccupancyConfig())
+    lo, hi = grid.cell_of(-2.0, -2.0), grid.cell_of(2.0, 2.0)
+    grid.explored[lo[0]:hi[0], lo[1]:hi[1]] = 1
+    for y0, y1 in ((-2.0, -0.21), (0.21, 2.0)):  # two tables, 0.42 m apart, along x in [0, 1] m
+        a, b = grid.cell_of(0.0, y0), grid.cell_of(1.0, y1)
+        grid.obstacle[a[0]:b[0] + 1, a[1]:b[1] + 1] = 1
+    grid.recompute_bounds()
+    inside = Pose2D(0.5, 0.0, math.pi)
+    outside = tuple(int(v) for v in build_field(grid, inside, R_M, PlannerConfig()).to_cells(
+        np.array([[-1.0, 0.0]]))[0])
+    sealed = build_field(grid, inside, R_M, PlannerConfig())
+    assert np.isinf(sealed.distance_m[outside]) and np.isfinite(sealed.distance_m).sum() < 40  # the gap alone
+    grid.mark_trail(np.array([-1.0, 0.0]), np.array([-0.25, 0.0]))
+    grid.mark_trail(np.array([-0.25, 0.0]), np.array([0.5, 0.0]))
+    fld = build_field(grid, inside, R_M, PlannerConfig())
+    assert np.isfinite(fld.distance_m[outside])
+    path = fld.path_xy(outside)
+    assert float(np.linalg.norm(np.diff(path, axis=0), axis=1).sum()) == pytest.approx(1.5, abs=0.3)  # straight out
+    grid.reset()
+    assert not grid.trail.any()
+
+
+def test_the_trail_is_four_connected() -> None:
+    grid = OccupancyGrid(OccupancyConfig())
+    grid.mark_trail(np.array([0.0, 0.0]), np.array([0.73, 0.41]))
+    rows, cols = np.nonzero(grid.trail)
+    cells = set(zip(rows.tolist(), cols.tolist(), strict=True))
+    for i, j in cells:  # every cell but the ends has a 4-neighbour on the line
+        assert sum((i + di, j + dj) in cells for di, dj in ((1, 0), (-1, 0), (0, 1), (0, -1))) >= 1
+    assert grid.cell_of(0.0, 0.0) in cells and grid.cell_of(0.73, 0.41) in cells
+
+
 def frontier_grid() -> OccupancyGrid:
     """Explored corridor x in [-1, 3] m, y in [-0.5, 0.5] m: unknown beyond both ends and the sides."""
     grid = OccupancyGrid(OccupancyConfig())

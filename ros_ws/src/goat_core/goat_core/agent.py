@@ -187,6 +187,7 @@ class Agent:
         self._last_tilt_rad = 0.0
         self._tilt_limited = False  # a look action left the head where it was: stop asking for the tilt
         self._recent_xy: list[np.ndarray] = []  # positions after each recent forward move
+        self._prev_xy: Optional[np.ndarray] = None  # position at the previous observation (episode frame)
         self._commit_yaw: Optional[float] = None  # heading chosen to get around a blocked move ahead
         self._set_aside: set[int] = set()  # instances that proved unreachable this subtask
         self._blocked_views: dict[int, list[np.ndarray]] = {}  # per instance: xy where a wall hid it
@@ -231,6 +232,7 @@ class Agent:
     def reset_episode(self) -> None:
         """Forget the map and all instances; the next subtask starts with a scan."""
         self._forget()
+        self._prev_xy = None
         self._has_goal = False
         self._scan_left = self._scan_turns()
         self._tilt_limited = False
@@ -301,6 +303,8 @@ class Agent:
         cfg = self.config
         pose = obs.pose
         if self._last_action is DiscreteAction.MOVE_FORWARD:
+            if self._prev_xy is not None:
+                self._grid.mark_trail(self._prev_xy, pose.xy())
             if obs.collided:
                 self._collisions_in_row += 1
                 self._grid.mark_collision(pose, cfg.robot_radius_m + cfg.collision_ahead_m,
@@ -312,6 +316,7 @@ class Agent:
         if self._last_action in (DiscreteAction.LOOK_UP, DiscreteAction.LOOK_DOWN):
             self._tilt_limited |= abs(obs.camera_tilt_rad - self._last_tilt_rad) < 1e-6
         self._last_tilt_rad = obs.camera_tilt_rad
+        self._prev_xy = pose.xy()
         self._grid.update(obs)
         self._grid.mark_disk_explored(pose.x_m, pose.y_m, cfg.robot_radius_m)
         detections = self._perception.detect(obs)

@@ -234,7 +234,8 @@ def build_field(grid: OccupancyGrid, pose: Pose2D, robot_radius_m: float, config
     box = grid.known_box(int(math.ceil(config.crop_margin_m / res)), include=cells, multiple_of=k)
     blocked = grid.blocked(box)
     touching = inflate(blocked, robot_radius_m / res)
-    traversable = ~block_any(touching, k)
+    # Where the robot's centre has been, it fits, whatever the inflated map says: keep the way back open.
+    traversable = ~block_any(touching, k) | (block_any(grid.trail_crop(box), k) & ~block_any(blocked, k))
     clear = ~block_any(inflate(blocked, (robot_radius_m + config.inflation_margin_m) / res), k)
     origin = grid.origin_xy_m + np.array([box.i0, box.j0]) * res
     cell_m = res * k

@@ -81,6 +81,9 @@ class OccupancyGrid:
         self.obstacle = np.zeros(shape, dtype=np.uint8)
         self.explored = np.zeros(shape, dtype=np.uint8)
         self.collision = np.zeros(shape, dtype=np.uint8)
+        # Cells the robot's centre has passed through: a centre there is feasible, whatever the inflated map says
+        # (depth noise and the coarse planning grid can close a gap the robot has just driven through).
+        self.trail = np.zeros(shape, dtype=np.uint8)
         self._bounds = np.array([self.size_cells, -1, self.size_cells, -1])  # i_min, i_max, j_min, j_max
 
     def reset(self) -> None:
@@ -88,6 +91,7 @@ class OccupancyGrid:
         self.obstacle.fill(0)
         self.explored.fill(0)
         self.collision.fill(0)
+        self.trail.fill(0)
         self._bounds[:] = (self.size_cells, -1, self.size_cells, -1)
 
     def clear_collisions(self) -> bool:
@@ -235,6 +239,16 @@ class OccupancyGrid:
         cv2.circle(self.explored, (j, i), r, 1, thickness=-1)
         self._grow_bounds(np.array([[i - r, j - r], [i + r, j + r]]).clip(0, self.size_cells - 1))
 
+    def mark_trail(self, from_xy_m: np.ndarray, to_xy_m: np.ndarray) -> None:
+        """The robot's centre moved straight from one point to the other: mark the cells it crossed.
+
+        The line is 4-connected, so it stays connected on any coarser grid and for the planner's 4-neighbour FMM.
+        """
+        ends = self.to_cells(np.stack([from_xy_m, to_xy_m])).clip(0, self.size_cells - 1)
+        cv2.line(self.trail, (int(ends[0, 1]), int(ends[0, 0])), (int(ends[1, 1]), int(ends[1, 0])), 1,
+                 thickness=1, lineType=cv2.LINE_4)
+        self._grow_bounds(ends)
+
     def mark_collision(self, pose: Pose2D, ahead_m: float, half_width_m: float) -> None:
         """Block a short segment across the heading ``ahead_m`` in front of the base (an unseen bump)."""
         c, s = math.cos(pose.yaw_rad), math.sin(pose.yaw_rad)
@@ -250,6 +264,10 @@ class OccupancyGrid:
         """Bool crop of cells the robot cannot occupy: seen obstacles and collision marks."""
         sl = box.slices()
         return np.asarray((self.obstacle[sl] | self.collision[sl]) > 0)
+
+    def trail_crop(self, box: CropBox) -> np.ndarray:
+        """Bool crop of the cells the robot's centre has passed through."""
+        return np.asarray(self.trail[box.slices()] > 0)
 
     def explored_crop(self, box: CropBox) -> np.ndarray:
         return np.asarray(self.explored[box.slices()] > 0)
