@@ -95,10 +95,28 @@ def test_matcher_prefers_the_most_observed_instance(embedder: SentenceEmbedder, 
     assert [c.instance_id for c in matcher.candidates(instances)] == [2, 4, 1]
 
 
-def test_matcher_without_an_instance_of_the_label(embedder: SentenceEmbedder) -> None:
+def test_matcher_without_an_instance_of_the_label_offers_the_nearest_label(embedder: SentenceEmbedder) -> None:
+    """No remembered instance of the resolved label: the most similar label memory holds, never confidently."""
     matcher = CategoryMatcher(embedder)
-    matcher.set_goal(Goal(GoalModality.CATEGORY, category="toilet"), VOCABULARY)
-    assert matcher.match({1: make_instance(1, "couch", 0.0)}) == NO_MATCH
+    matcher.set_goal(Goal(GoalModality.CATEGORY, category="sofa"), VOCABULARY)
+    assert matcher.resolution is not None and matcher.resolution.category == "couch"
+    ranking = dict(matcher.ranking)
+    assert ranking["chair"] > ranking["toilet"]  # "chair" is nearer to "sofa" than "toilet" is
+    instances = {1: make_instance(1, "toilet", 0.0), 2: make_instance(2, "chair", 3.0),
+                 3: make_instance(3, "chair", 5.0, observations=4)}
+    result = matcher.match(instances)
+    assert result.instance_id == 3 and not result.confident  # the most observed chair
+    assert result.score == pytest.approx(ranking["chair"])
+    assert matcher.candidates(instances) == []  # no instance fits the goal itself
+    assert matcher.match({}) == NO_MATCH
+
+
+def test_exact_label_ranks_first(embedder: SentenceEmbedder) -> None:
+    matcher = CategoryMatcher(embedder)
+    matcher.set_goal(Goal(GoalModality.CATEGORY, category="Toilets"), VOCABULARY)
+    assert matcher.ranking[0] == ("toilet", 1.0)
+    assert [label for label, _ in matcher.ranking].count("toilet") == 1
+    assert len(matcher.ranking) == len(VOCABULARY)
 
 
 def test_unknown_category_is_never_confident(embedder: SentenceEmbedder) -> None:

@@ -2,7 +2,10 @@
 
 The perception backend has a fixed label set (``vocabulary``); a goal may use a synonym ("sofa" for "couch")
 or a plural. An exact (plural-insensitive) match wins; otherwise the label with the highest sentence-embedding
-cosine similarity is taken.
+cosine similarity is taken. Sentence embeddings miss some synonyms ("recliner" comes closer to "chair" than to
+"armchair"), so when memory holds no instance of the resolved label, the matcher offers, not confidently, the
+instances of the most similar label that memory does hold: once the home is explored without finding the
+resolved label, that is the best remaining guess, better than giving up.
 """
 
 from __future__ import annotations
@@ -160,6 +163,7 @@ class CategoryMatcher:
         self.embedder = embedder
         self.config = config
         self.resolution: Optional[CategoryResolution] = None
+        self.ranking: tuple[tuple[str, float], ...] = ()  # every label with its similarity, most similar first
         # One resolver per perception vocabulary, shared with whoever else resolves phrases against it.
         self.resolvers: dict[tuple[str, ...], CategoryResolver] = {}
 
@@ -168,6 +172,9 @@ class CategoryMatcher:
             raise InvalidGoalError(f"CategoryMatcher needs an object-category goal, got {goal.describe()!r}")
         resolver = vocabulary_resolver(self.embedder, vocabulary, self.resolvers)
         self.resolution = resolver.resolve(goal.category)
+        exact = ((self.resolution.category, 1.0),) if self.resolution.exact else ()
+        self.ranking = exact + tuple((label, sim) for label, sim in resolver.rank(goal.category)
+                                     if label != self.resolution.category)
 
     def candidates(self, instances: Mapping[int, Instance]) -> list[ScoredInstance]:
         """Instances of the resolved label, most observed (then largest) first; score = label similarity."""
@@ -178,10 +185,23 @@ class CategoryMatcher:
         found.sort(key=lambda i: (-i.num_observations, -len(i.points_xyz_m), i.instance_id))
         return [ScoredInstance(i.instance_id, self.resolution.similarity) for i in found]
 
+    def nearest_label_candidates(self, instances: Mapping[int, Instance]) -> list[ScoredInstance]:
+        """With no instance of the resolved label: the instances of the most similar label memory holds."""
+        present = {inst.category for inst in instances.values()}
+        for label, similarity in self.ranking:
+            if label in present:
+                found = sorted((i for i in instances.values() if i.category == label),
+                               key=lambda i: (-i.num_observations, -len(i.points_xyz_m), i.instance_id))
+                return [ScoredInstance(i.instance_id, similarity) for i in found]
+        return []
+
     def match(self, instances: Mapping[int, Instance]) -> MatchResult:
         ranked = self.candidates(instances)
         if not ranked:
-            return NO_MATCH
+            fallback = self.nearest_label_candidates(instances)
+            if not fallback:
+                return NO_MATCH
+            return MatchResult(instance_id=fallback[0].instance_id, score=fallback[0].score, confident=False)
         assert self.resolution is not None
         confident = self.resolution.similarity >= self.config.min_similarity
         return MatchResult(instance_id=ranked[0].instance_id, score=ranked[0].score, confident=confident)
