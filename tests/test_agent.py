@@ -10,8 +10,11 @@ import numpy as np
 import pytest
 
 from goat_core.agent import Agent, AgentConfig
+from goat_core.control.recovery import RECOVERIES
 from goat_core.errors import InvalidGoalError, InvalidObservationError
 from goat_core.matching.base import NO_MATCH, MatchResult
+from goat_core.matching.embeddings import SentenceEmbedder
+from goat_core.matching.matcher import ModalityMatcher
 from goat_core.perception.gt import GroundTruthPerception
 from goat_core.types import (
     ActionSizes,
@@ -269,9 +272,13 @@ def test_an_object_at_the_back_of_a_deep_counter(max_stop_radius_m: float, reach
                   GroundTruthPerception(["cup"], min_pixels=5), CategoryMatcher())
     result = run(world, agent, "cup")
     assert result.actions[-1] is DiscreteAction.STOP
-    assert ("goto" in result.modes) is reaches
+    assert agent.last_stop is not None
     if reaches:
+        assert "goto" in result.modes and not agent.last_stop.gave_up
         assert 0.8 < distance_to_box(world.pose, cup) <= max_stop_radius_m
+    else:  # the recoveries try to get closer; when none gets within reach, it says it gave up
+        assert agent.last_stop.gave_up and distance_to_box(world.pose, cup) > max_stop_radius_m
+        assert "recover" in result.modes
 
 
 @pytest.mark.parametrize(("modality", "walks"), [(GoalModality.CATEGORY, False), (GoalModality.DESCRIPTION, True)])
@@ -294,12 +301,47 @@ def test_a_category_goal_is_met_by_an_instance_within_reach(modality: GoalModali
     assert distance_to_box(world.pose, far if walks else near) <= AgentConfig().stop_radius_m
 
 
-def test_stops_when_everything_is_explored_and_nothing_matches() -> None:
-    world = BoxWorld(room(-1.5, 1.5, -1.5, 1.5) + [Box((1.0, 1.0, 0), (1.4, 1.4, 0.6), 3, "table")])
-    result = run(world, make_agent(), "sofa")
+def test_a_collision_mark_that_seals_the_doorway_is_cleared_and_the_goal_reached() -> None:
+    """A bump at the door frame marks the whole doorway: the room beyond, and the chair in it, look unreachable.
+    The agent does not give up: its first recovery forgets the collision marks, and it goes through."""
+    world = BoxWorld(two_rooms())
+    agent = make_agent()
+    assert run(world, agent, "table").actions[-1] is DiscreteAction.STOP  # the first room, mapped on the way
+    door = Pose2D(3.7, 1.0, 0.0)  # marks x ~ 4.05 m across y in [0.3, 1.7] m: the door and its frames
+    agent.occupancy.mark_collision(door, 0.35, 0.7)
+    result = run(world, agent, "chair", obs=world.render(False))
+    assert result.actions[-1] is DiscreteAction.STOP
+    assert agent.last_stop is not None and not agent.last_stop.gave_up and agent.last_stop.category == "chair"
+    assert distance_to_box(world.pose, Box((6.8, -1.6, 0), (7.3, -1.1, 0.9))) <= AgentConfig().stop_radius_m
+    assert not agent.occupancy.collision.any()  # the first recovery forgot the marks
+
+
+def test_gives_up_only_after_every_recovery_when_nothing_is_there() -> None:
+    """An empty room: nothing to explore, nothing remembered. The agent tries each recovery once (a full circle
+    in place among them), then STOPs and says it gave up and what it tried."""
+    world = BoxWorld(room(-1.5, 1.5, -1.5, 1.5))
+    agent = make_agent()
+    result = run(world, agent, "sofa")
     assert result.actions[-1] is DiscreteAction.STOP
     assert len(result.actions) < 120
-    assert "explore" in result.modes or len(result.actions) == 13
+    assert result.modes.count("recover") >= 12  # at least the re-observing circle
+    assert agent.last_stop is not None and agent.last_stop.gave_up
+    assert all(name in agent.last_stop.reason for name in RECOVERIES)
+
+
+def test_a_category_the_home_lacks_ends_at_the_most_similar_remembered_one() -> None:
+    """"couch" resolves to the label "sofa"; no sofa anywhere, a table is remembered: after the recoveries the
+    agent goes to the table, not confidently, instead of giving up (the goal may name a synonym the sentence
+    embeddings resolve to the wrong label)."""
+    table = Box((1.0, 1.0, 0), (1.4, 1.4, 0.6), 3, "table")
+    world = BoxWorld(room(-1.5, 1.5, -1.5, 1.5) + [table])
+    agent = Agent(AgentConfig(), GroundTruthPerception(["chair", "table", "sofa"], min_pixels=5),
+                  ModalityMatcher(SentenceEmbedder()))
+    result = run(world, agent, "couch")
+    assert result.actions[-1] is DiscreteAction.STOP and "recover" in result.modes
+    assert agent.last_stop is not None and not agent.last_stop.gave_up and not agent.last_stop.confident
+    assert agent.last_stop.category == "table"
+    assert distance_to_box(world.pose, table) <= AgentConfig().stop_radius_m
 
 
 @pytest.mark.parametrize("confident", [True, False])

@@ -21,6 +21,7 @@ ahead are blocked and, the second time, that instance is set aside for the subta
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Literal, Mapping, Optional
@@ -31,6 +32,7 @@ import numpy as np
 from goat_core.control.frontier import FrontierConfig, FrontierExplorer
 from goat_core.control.planner import PlannerConfig, PlanningField, build_field
 from goat_core.control.policy import drive_along, heading_error_rad, tilt_action, turn_toward
+from goat_core.control.recovery import RecoveryConfig, RecoveryLadder
 from goat_core.errors import InvalidGoalError
 from goat_core.geometry import episode_to_pixels
 from goat_core.mapping.instance_memory import InstanceMemory, InstanceMemoryConfig, nearest_distance_2d_m
@@ -49,7 +51,7 @@ from goat_core.types import (
     StopDecision,
 )
 
-Mode = Literal["scan", "explore", "goto", "inspect", "stop"]
+Mode = Literal["scan", "explore", "goto", "inspect", "recover", "stop"]
 
 
 def _centre_colour(image: np.ndarray) -> np.ndarray:
@@ -75,6 +77,7 @@ class AgentConfig:
     keyframes: KeyframeConfig = field(default_factory=KeyframeConfig)
     planner: PlannerConfig = field(default_factory=PlannerConfig)
     frontier: FrontierConfig = field(default_factory=FrontierConfig)
+    recovery: RecoveryConfig = field(default_factory=RecoveryConfig)
     actions: ActionSizes = field(default_factory=ActionSizes)
     robot_radius_m: float = 0.17  # Stretch base
     stop_radius_m: float = 0.8  # STOP within this planar distance of the target's nearest point
@@ -199,13 +202,13 @@ class Agent:
         # approached would count as seen and the robot would turn back and forth).
         self._inspect_seen: dict[int, list[float]] = {}
         self._inspect_steps: dict[int, int] = {}
-        self._collisions_forgiven = False  # collision marks were cleared once this subtask
         self._category_goal = False  # any instance the matcher accepts will do, so the nearest is best
         self._named_image_goal = False  # an image goal that also names its category
         self._description_goal = False
         self._settle_first = False  # the next decision first lets the matcher finish comparing memory
         self._debug = DebugState("stop", None, _NO_PATH, None)
         self._stop: Optional[StopDecision] = None  # why the last STOP of this subtask was called
+        self._recovery = RecoveryLadder(config.recovery, self._full_circle_turns())
         self.reset_episode()
 
     # ---------------------------------------------------------------------------------------------- API
@@ -252,7 +255,7 @@ class Agent:
         self._inspect_seen.clear()
         self._inspect_steps.clear()
         self._settle_first = True
-        self._collisions_forgiven = False
+        self._recovery.reset()
         self._explorer.current = None
         self._set_aside.clear()
         self._blocked_views.clear()
@@ -345,6 +348,9 @@ class Agent:
         if self._scan_left > 0:
             self._scan_left -= 1
             return self._emit(DiscreteAction.TURN_LEFT, "scan")
+        step = self._recovery_step(obs)
+        if step is not None:
+            return step
         if self._settle_first:
             # The first decision of a subtask waits for the matcher to compare everything already remembered with
             # the new goal (image goals spread that over steps): moving before it has would walk away from a goal
@@ -356,7 +362,7 @@ class Agent:
         if self._category_goal and match.confident:
             match, inst = self._prefer_within_reach(obs.pose, match, inst)
         include = inst.points_xyz_m[:, :2] if inst is not None else None
-        fld = build_field(self._grid, obs.pose, cfg.robot_radius_m, cfg.planner, include)
+        fld = self._field(obs.pose, include)
         if self._category_goal and match.confident and inst is not None:
             match, inst, fld = self._nearest_of_category(obs, match, inst, fld)
         if inst is not None and match.confident:
@@ -374,8 +380,9 @@ class Agent:
 
     def _when_explored(self, obs: Observation, match: MatchResult, inst: Optional[Instance]) -> DiscreteAction:
         """Nothing left to explore: let the matcher finish comparing what memory holds, look closer at the
-        likeliest instances of an image goal, then go to the best remaining match, confident or not, setting
-        aside unreachable ones; STOP when none is left."""
+        likeliest instances of an image or description goal, go to a confident match that can be reached; else
+        try the recoveries (goat_core.control.recovery) and, once they are exhausted, go to the best remaining
+        match, confident or not, setting aside unreachable ones; STOP (giving up) when none is left."""
         if match.pending:
             match, inst = self._settle_match()
         inspects = self._goal_rgb is not None or (self._description_goal and self.config.inspect_descriptions)
@@ -383,21 +390,69 @@ class Agent:
             action = self._inspect(obs, match)
             if action is not None:
                 return action
+        action, match = self._goto_best(obs, match, inst, confident_only=True)
+        if action is not None:
+            return action
+        action = self._recover(obs)
+        if action is not None:
+            return action
+        match, inst = self._match()
         action, match = self._goto_best(obs, match, inst)
         if action is not None:
             return action
-        # Every match proved unreachable. Collision marks are the map's least reliable obstacles (a bump at a
-        # door frame can seal the doorway), so forget them once per subtask and try those matches again.
-        if self._set_aside and not self._collisions_forgiven:
-            self._collisions_forgiven = True
-            if self._grid.clear_collisions():
-                self._set_aside.clear()
-                match, inst = self._match()
-                action, match = self._goto_best(obs, match, inst)
-                if action is not None:
-                    return action
-        self._stop = StopDecision(gave_up=True, reason="nothing left to explore and no candidate it can reach")
+        self._stop = StopDecision(gave_up=True, reason="nothing left to explore and no candidate it can reach; "
+                                                       + self._recovery.describe())
         return self._emit(DiscreteAction.STOP, "stop", match=match)
+
+    def _recover(self, obs: Observation) -> Optional[DiscreteAction]:
+        """Start the next recoveries until one gives an action (a queued turn, or a decision the changed map or
+        planner now allows); None when all were tried."""
+        while True:
+            name = self._recovery.start_next()
+            if name is None:
+                return None
+            if name == "clear_collisions":
+                self._grid.clear_collisions()
+            elif name == "explore_again":
+                self._explorer.reset()
+            self._set_aside.clear()
+            self._clear_stuck()
+            step = self._recovery_step(obs)
+            if step is not None:
+                return step
+            action = self._decide_again(obs)
+            if action is not None:
+                return action
+
+    def _recovery_step(self, obs: Observation) -> Optional[DiscreteAction]:
+        """The next queued step of a recovery under way; a forward step the map says is blocked ends it."""
+        step = self._recovery.next_step()
+        if step is DiscreteAction.MOVE_FORWARD:
+            fld = self._field(obs.pose, None)
+            if not fld.forward_free(obs.pose.yaw_rad, self.config.actions.forward_m):
+                self._recovery.abort()
+                return None
+        return None if step is None else self._emit(step, "recover")
+
+    def _decide_again(self, obs: Observation) -> Optional[DiscreteAction]:
+        """After an instant recovery: a confident match or a frontier that is reachable now, else None."""
+        match, inst = self._match()
+        include = inst.points_xyz_m[:, :2] if inst is not None else None
+        fld = self._field(obs.pose, include)
+        if inst is not None and match.confident:
+            action = self._goto(inst, fld, obs, match)
+            if action is not None:
+                return action
+        return self._explore(fld, obs, match)
+
+    def _field(self, pose: Pose2D, include_xy_m: Optional[np.ndarray]) -> PlanningField:
+        """The step's planning field; after the relax_inflation recovery, on the map grid, radius less a slack."""
+        cfg = self.config
+        if not self._recovery.relaxed:
+            return build_field(self._grid, pose, cfg.robot_radius_m, cfg.planner, include_xy_m)
+        relaxed = dataclasses.replace(cfg.planner, inflation_margin_m=0.0, downsample=1)
+        return build_field(self._grid, pose, cfg.robot_radius_m - cfg.recovery.relaxed_radius_slack_m, relaxed,
+                           include_xy_m)
 
     def _match(self) -> tuple[MatchResult, Optional[Instance]]:
         """The matcher's answer over the instances not set aside this subtask, and that instance."""
@@ -425,7 +480,7 @@ class Agent:
                 self._inspect_seen[iid] = [math.atan2(v.pose.y_m - centre[1], v.pose.x_m - centre[0])
                                            for v in inst.views]
             self._inspect_steps[iid] = self._inspect_steps.get(iid, 0) + 1
-            fld = build_field(self._grid, obs.pose, cfg.robot_radius_m, cfg.planner, inst.points_xyz_m[:, :2])
+            fld = self._field(obs.pose, inst.points_xyz_m[:, :2])
             action = None
             if self._inspect_steps[iid] <= cfg.inspect_max_steps:
                 action = self._goto(inst, fld, obs, match, new_side=True)
@@ -460,14 +515,14 @@ class Agent:
             return self._matcher.admissible(instances)
         return instances
 
-    def _goto_best(self, obs: Observation, match: MatchResult, inst: Optional[Instance]
-                   ) -> tuple[Optional[DiscreteAction], MatchResult]:
-        """A step to the best match that can be reached, setting aside those that cannot."""
-        cfg = self.config
+    def _goto_best(self, obs: Observation, match: MatchResult, inst: Optional[Instance],
+                   confident_only: bool = False) -> tuple[Optional[DiscreteAction], MatchResult]:
+        """A step to the best match that can be reached (only confident ones, if asked), setting aside those
+        that cannot."""
         for _ in range(_MAX_FALLBACK_MATCHES):
-            if inst is None:
+            if inst is None or (confident_only and not match.confident):
                 break
-            fld = build_field(self._grid, obs.pose, cfg.robot_radius_m, cfg.planner, inst.points_xyz_m[:, :2])
+            fld = self._field(obs.pose, inst.points_xyz_m[:, :2])
             action = self._goto(inst, fld, obs, match)
             if action is not None:
                 return action, match
@@ -491,13 +546,12 @@ class Agent:
         Every instance of the category meets the goal, so walking to the matcher's favourite (the one seen most)
         when another is nearer only lengthens the path (and lowers SPL).
         """
-        cfg = self.config
         same = {k: v for k, v in self._memory.instances.items()
                 if v.category == inst.category and k not in self._set_aside}
         if len(same) < 2:
             return match, inst, fld
         points = np.concatenate([v.points_xyz_m[:, :2] for v in same.values()])
-        wide = build_field(self._grid, obs.pose, cfg.robot_radius_m, cfg.planner, points)
+        wide = self._field(obs.pose, points)
         costs = []
         for k, v in same.items():
             goal = self._goal_cell(v, wide)
@@ -509,8 +563,7 @@ class Agent:
         if best == inst.instance_id:
             return match, inst, fld
         nearest = same[best]
-        return (MatchResult(best, match.score, True), nearest,
-                build_field(self._grid, obs.pose, cfg.robot_radius_m, cfg.planner, nearest.points_xyz_m[:, :2]))
+        return MatchResult(best, match.score, True), nearest, self._field(obs.pose, nearest.points_xyz_m[:, :2])
 
     def _prefer_within_reach(self, pose: Pose2D, match: MatchResult, inst: Optional[Instance]
                              ) -> tuple[MatchResult, Optional[Instance]]:

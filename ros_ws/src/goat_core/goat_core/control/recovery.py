@@ -1,0 +1,97 @@
+"""Recovery behaviours tried, in order, before the agent settles for less than a confident target or gives up.
+
+In the manner of nav2's recovery behaviours (clear the costmap, spin, back up, then abort): when nothing is left
+to explore and no confident match can be reached, the map may be wrong rather than the home empty. A collision
+mark or a thin inflated gap can seal a doorway, the coarse planning grid can close a passage the robot fits
+through, the view from the start of a subtask may be stale, and a frontier given up earlier (the robot was stuck
+then) may be reachable now. Each recovery below is tried once per subtask, cheapest first:
+
+1. ``clear_collisions``: forget the collision marks, the map's least reliable obstacles (a bump at a door frame);
+2. ``relax_inflation``: plan on the map's own grid (not the coarser planning grid) with no safety margin and the
+   robot radius less half a map cell (an obstacle point marks its whole cell, so the map errs on the full side),
+   so a gap that the inflated, coarsened map closes opens again;
+3. ``reobserve``: turn a full circle in place (turns cost no path length) to refresh the map and memory;
+4. ``explore_again``: forget the frontiers given up earlier and explore what is still unknown;
+5. ``back_up``: turn around and drive a short way back, then look again from there.
+
+Only when all of them were tried does the agent go to its best unconfident match, or, with none, give up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from goat_core.types import DiscreteAction
+
+RECOVERIES = ("clear_collisions", "relax_inflation", "reobserve", "explore_again", "back_up")
+
+
+@dataclass(frozen=True)
+class RecoveryConfig:
+    """Which recoveries run and how far they go."""
+
+    enabled: bool = True
+    relaxed_radius_slack_m: float = 0.025  # relax_inflation plans with the robot radius less this
+    back_up_steps: int = 2  # forward steps after turning around
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.relaxed_radius_slack_m < 0.1:
+            raise ValueError(
+                f"RecoveryConfig.relaxed_radius_slack_m must be in [0, 0.1) m, got {self.relaxed_radius_slack_m!r}")
+        if self.back_up_steps < 0:
+            raise ValueError(f"RecoveryConfig.back_up_steps must be >= 0, got {self.back_up_steps!r}")
+
+
+class RecoveryLadder:
+    """The recoveries of one subtask: which were tried, and the queued steps of the one under way."""
+
+    def __init__(self, config: RecoveryConfig, full_circle_turns: int) -> None:
+        self.config = config
+        self._full_circle_turns = full_circle_turns
+        self.tried: list[str] = []
+        self._queue: list[DiscreteAction] = []
+
+    def reset(self) -> None:
+        """A new subtask: every recovery is available again."""
+        self.tried.clear()
+        self._queue.clear()
+
+    @property
+    def relaxed(self) -> bool:
+        """Plan with the relaxed inflation for the rest of the subtask."""
+        return "relax_inflation" in self.tried
+
+    @property
+    def exhausted(self) -> bool:
+        return not self.config.enabled or len(self.tried) == len(RECOVERIES)
+
+    def next_step(self) -> Optional[DiscreteAction]:
+        """The next queued step of a recovery under way (turning, backing up), or None."""
+        return self._queue.pop(0) if self._queue else None
+
+    def abort(self) -> None:
+        """Drop the queued steps (a confident target turned up, or the way back is blocked)."""
+        self._queue.clear()
+
+    def start_next(self) -> Optional[str]:
+        """Begin the next untried recovery and return its name; None when all were tried (or disabled).
+
+        Multi-step recoveries queue their turns here; the caller applies the instant ones (clearing the map's
+        collision marks, relaxing the planner, forgetting failed frontiers) and the forward steps of ``back_up``
+        (each checked against the map before it is taken).
+        """
+        if self.exhausted:
+            return None
+        name = RECOVERIES[len(self.tried)]
+        self.tried.append(name)
+        if name == "reobserve":
+            self._queue = [DiscreteAction.TURN_LEFT] * self._full_circle_turns
+        elif name == "back_up":
+            self._queue = [DiscreteAction.TURN_LEFT] * (self._full_circle_turns // 2)
+            self._queue += [DiscreteAction.MOVE_FORWARD] * self.config.back_up_steps
+        return name
+
+    def describe(self) -> str:
+        """What was tried, for the record of a STOP."""
+        return "recoveries tried: " + (", ".join(self.tried) if self.tried else "none")
