@@ -89,6 +89,36 @@ def test_true_instance_wins_confidently(viewpoint: str) -> None:
     assert max(matcher.instance_inliers(7), matcher.instance_inliers(9)) < ImageMatcherConfig().min_inliers
 
 
+@pytest.mark.parametrize("share_category", [False, True])
+def test_candidates_of_the_named_category_need_fewer_inliers(share_category: bool) -> None:
+    """Thresholds set so that the true instance's inliers pass only the same-category one."""
+    config = ImageMatcherConfig(min_inliers=10_000, min_inliers_same_category=12)
+    h = VIEWPOINTS["rotated"]
+    instances = {7: instance(7, 2, h, 3.0, 1), 4: instance(4, 1, h, 0.0, 1)}
+    matcher = ImageMatcher(config)
+    matcher.set_goal(image_goal(goal_picture(1)), vocabulary=[])
+    matcher.candidates_share_category = share_category
+    run_until_settled(matcher, instances)
+    result = matcher.match(instances)
+    assert result.instance_id == 4 and result.confident is share_category
+    matcher.set_goal(image_goal(goal_picture(1)), vocabulary=[])
+    assert not matcher.candidates_share_category  # a new goal starts without the filter
+
+
+def test_the_modality_matcher_says_when_image_candidates_share_the_named_category() -> None:
+    from goat_core.matching.embeddings import SentenceEmbedder
+    from goat_core.matching.matcher import ModalityMatcher
+
+    matcher = ModalityMatcher(SentenceEmbedder())
+    picture = goal_picture(1)
+    matcher.set_goal(Goal(GoalModality.IMAGE, image=picture, category="sofa"), ["sofa", "chair"])
+    assert matcher.image.candidates_share_category
+    matcher.set_goal(Goal(GoalModality.IMAGE, image=picture), ["sofa", "chair"])
+    assert not matcher.image.candidates_share_category
+    matcher.set_goal(Goal(GoalModality.IMAGE, image=picture, category="xylophone"), ["sofa", "chair"])
+    assert not matcher.image.candidates_share_category  # a category the detector does not know filters nothing
+
+
 def test_only_unrelated_instances_is_not_confident() -> None:
     h = VIEWPOINTS["rotated"]
     instances = {i: instance(i, 10 + i, h, 2.0 * i, 1) for i in range(3)}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from goat_core.control.recovery import RECOVERIES, RecoveryConfig, RecoveryLadder
+from goat_core.control.recovery import BEFORE_FALLBACK, RECOVERIES, RecoveryConfig, RecoveryLadder
 from goat_core.types import DiscreteAction
 
 TURNS = 12  # a full circle of 30 deg turns
@@ -47,3 +47,14 @@ def test_disabled_recoveries_start_nothing() -> None:
 def test_bad_config_is_named(kwargs: dict[str, float]) -> None:
     with pytest.raises(ValueError, match=next(iter(kwargs))):
         RecoveryConfig(**kwargs)  # type: ignore[arg-type]
+
+
+def test_before_settling_for_an_unconfident_match_only_the_pathless_recoveries_run() -> None:
+    ladder = RecoveryLadder(RecoveryConfig(), TURNS)
+    names = []
+    while (name := ladder.start_next(before_fallback=True)) is not None:
+        names.append(name)
+        while ladder.next_step() is not None:
+            pass
+    assert names == list(BEFORE_FALLBACK) and "back_up" not in names and not ladder.exhausted
+    assert ladder.start_next() == "back_up"  # before giving up, the rest

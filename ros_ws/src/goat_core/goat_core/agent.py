@@ -393,22 +393,26 @@ class Agent:
         action, match = self._goto_best(obs, match, inst, confident_only=True)
         if action is not None:
             return action
-        action = self._recover(obs)
+        action = self._recover(obs, before_fallback=inst is not None)
         if action is not None:
             return action
         match, inst = self._match()
         action, match = self._goto_best(obs, match, inst)
         if action is not None:
             return action
+        action = self._recover(obs)  # every candidate proved unreachable: the rest of the recoveries
+        if action is not None:
+            return action
         self._stop = StopDecision(gave_up=True, reason="nothing left to explore and no candidate it can reach; "
                                                        + self._recovery.describe())
         return self._emit(DiscreteAction.STOP, "stop", match=match)
 
-    def _recover(self, obs: Observation) -> Optional[DiscreteAction]:
+    def _recover(self, obs: Observation, before_fallback: bool = False) -> Optional[DiscreteAction]:
         """Start the next recoveries until one gives an action (a queued turn, or a decision the changed map or
-        planner now allows); None when all were tried."""
+        planner now allows); None when all were tried (``before_fallback``: all that come before settling for
+        an unconfident match)."""
         while True:
-            name = self._recovery.start_next()
+            name = self._recovery.start_next(before_fallback)
             if name is None:
                 return None
             if name == "clear_collisions":

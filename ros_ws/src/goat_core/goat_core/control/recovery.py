@@ -14,7 +14,9 @@ then) may be reachable now. Each recovery below is tried once per subtask, cheap
 4. ``explore_again``: forget the frontiers given up earlier and explore what is still unknown;
 5. ``back_up``: turn around and drive a short way back, then look again from there.
 
-Only when all of them were tried does the agent go to its best unconfident match, or, with none, give up.
+Before the agent settles for its best unconfident match, it tries the first four (they cost no path length: at
+most turns in place, or exploring what is still unknown); backing up, which costs path, is tried only before it
+gives up, with no candidate left.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Optional
 from goat_core.types import DiscreteAction
 
 RECOVERIES = ("clear_collisions", "relax_inflation", "reobserve", "explore_again", "back_up")
+BEFORE_FALLBACK = RECOVERIES[:4]  # tried before an unconfident match is accepted
 
 
 @dataclass(frozen=True)
@@ -74,14 +77,15 @@ class RecoveryLadder:
         """Drop the queued steps (a confident target turned up, or the way back is blocked)."""
         self._queue.clear()
 
-    def start_next(self) -> Optional[str]:
-        """Begin the next untried recovery and return its name; None when all were tried (or disabled).
+    def start_next(self, before_fallback: bool = False) -> Optional[str]:
+        """Begin the next untried recovery and return its name; None when all were tried (or disabled), or, with
+        ``before_fallback``, all of ``BEFORE_FALLBACK``.
 
         Multi-step recoveries queue their turns here; the caller applies the instant ones (clearing the map's
         collision marks, relaxing the planner, forgetting failed frontiers) and the forward steps of ``back_up``
         (each checked against the map before it is taken).
         """
-        if self.exhausted:
+        if self.exhausted or (before_fallback and len(self.tried) >= len(BEFORE_FALLBACK)):
             return None
         name = RECOVERIES[len(self.tried)]
         self.tried.append(name)

@@ -55,6 +55,7 @@ class ModalityMatcher:
             if goal.category:
                 self._resolve_image_category(goal.category, vocabulary)
         matcher.set_goal(goal, vocabulary)
+        self.image.candidates_share_category = matcher is self.image and self._image_label is not None
         self._active = matcher
 
     def _resolve_image_category(self, category: str, vocabulary: Sequence[str]) -> None:
