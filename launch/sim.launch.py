@@ -24,6 +24,7 @@ from launch.actions import DeclareLaunchArgument  # noqa: E402
 from launch.conditions import IfCondition  # noqa: E402
 from launch.substitutions import LaunchConfiguration  # noqa: E402
 
+from goat_ros.graph import SIM_SCENE_ID  # noqa: E402
 from launch import LaunchDescription  # noqa: E402
 
 
@@ -31,8 +32,9 @@ def generate_launch_description() -> LaunchDescription:
     args = [
         DeclareLaunchArgument("backend", default_value="embedded", choices=["embedded", "habitat"],
                               description="simulator backend of sim_bridge"),
-        DeclareLaunchArgument("scene_id", default_value="",
-                              description="scene loaded at start-up (empty: wait for /sim/reset_episode)"),
+        DeclareLaunchArgument("scene_id", default_value=SIM_SCENE_ID,
+                              description="scene loaded and streamed at start-up (empty: wait for "
+                                          "/sim/reset_episode)"),
         DeclareLaunchArgument("use_memory", default_value="true", choices=BOOLS,
                               description="keep map and instances across subtasks (false: no-memory ablation)"),
         DeclareLaunchArgument("use_rviz", default_value="true", choices=BOOLS,

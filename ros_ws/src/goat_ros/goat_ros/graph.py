@@ -66,10 +66,16 @@ BRINGUPS: dict[str, tuple[str, ...]] = {
 }
 RECORDER = "recorder"  # joins any bringup when its run is recorded (--record PATH, record:=PATH)
 
-# What a bringup sets differently from the node defaults (before any user override). On the robot the camera,
+SIM_SCENE_ID = "embedded/home_s1234_r5"  # the home `goat-nav launch sim` / sim.launch.py open by default
+
+# What a bringup sets differently from the node defaults (before any user override). The sim bringup opens a home
+# at start-up, so the simulator streams like the robot before any goal; the bench bringup resets per episode and
+# repeats no set (a recorded benchmark holds one set per reset and per action). On the robot the camera,
 # joint states and odometry do not share stamps: the controller groups them around each colour image; and there
 # is no simulator reset: an episode player replaying goals asks the operator to place the robot at each start.
 BRINGUP_PARAMS: dict[str, dict[str, dict[str, Any]]] = {
+    "sim": {"sim_bridge": {"scene_id": SIM_SCENE_ID}},
+    "bench": {"sim_bridge": {"republish_rate_hz": 0.0}},
     "stretch": {"controller": {"sync_tolerance_s": 0.05}, "episode_player": {"reset_mode": "operator"}},
 }
 

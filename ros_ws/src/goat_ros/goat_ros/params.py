@@ -32,6 +32,8 @@ class SimBridgeParams:
     habitat_gpu_device_id: int = _p(0, "habitat: the CUDA device habitat_sim renders on")
     startup_publish_delay_s: float = _p(1.0, "with scene_id set: publish the first observation set this long "
                                               "after start-up, once subscribers are discovered")
+    republish_rate_hz: float = _p(2.0, "while no action moves the robot, publish the latest observation set again, "
+                                        "unchanged (same stamp), at this rate so late subscribers see it; 0: off")
     publish_segmentation: bool = _p(True, "publish ground-truth instance segmentation and its labels")
     frame_prefix: str = _p("", "prefix of the published TF frame names (multi-robot setups)")
     publish_camera_tf: bool = _p(True, "publish base_link -> camera_link -> camera_color_optical_frame; false when "
