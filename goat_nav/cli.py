@@ -5,6 +5,7 @@
     goat-nav report results.json --out report.html
     goat-nav generate --episodes 10 --seed 7 --out episodes.json.gz
     goat-nav launch sim                     (ROS 2: the simulator bridge and the agent's nodes)
+    goat-nav goal --category sofa           (ROS 2: one goal to the running graph, prints its outcome)
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from goat_core.errors import GoatError
 from goat_core.matching.cow import COW_RELEVANCE
 from goat_core.matching.selection import GOAL_MATCHERS, IMAGE_MATCHERS
 from goat_core.perception.factory import PERCEPTION_BACKENDS
+from goat_nav.goal_cmd import add_goal_parser
 
 SUITES = ("goat", "langmap", "findingdory", "pasture")
 
@@ -106,6 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="also run the recorder: the graph's topics into a new rosbag2 bag, folder RUN/ with "
                              "metadata.yaml and RUN.mcap (topics: config/recorder.yaml)")
 
+    add_goal_parser(sub)
+
     compare = sub.add_parser("compare", help="compare a simulator run and a robot run of the same goals")
     compare.add_argument("sim", type=Path, help="results JSON of the simulator run")
     compare.add_argument("real", type=Path, help="results JSON of the robot run (operator-confirmed success)")
@@ -137,6 +141,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             from goat_nav.launcher import run_launch
 
             return run_launch(args)
+        if args.command == "goal":  # a ROS 2 client of a running graph
+            from goat_nav.goal_cmd import run_goal
+
+            return run_goal(args)
         if args.command == "bench":
             from goat_nav.bench_cmd import run_bench
 

@@ -21,7 +21,6 @@ subtask to discrete actions.
 from __future__ import annotations
 
 import functools
-import math
 import queue
 import time
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from rclpy.action import ActionClient
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import CameraInfo, Image, JointState
+from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
@@ -97,6 +97,7 @@ class ControllerNode(Node):
         self._feedback: Optional[ActionFeedback] = None
         self._add_sensor_subscriptions()
         self.create_subscription(GoalMsg, topics.GOAL, self._on_goal, GOAL_QOS)
+        self.create_subscription(String, topics.CANCEL_GOAL, self._on_cancel, GOAL_QOS)
         self._pub_outcome = self.create_publisher(SubtaskOutcome, topics.OUTCOME, GOAL_QOS)
         self._pub_map = self.create_publisher(OccupancyGrid, topics.MAP, LATCHED)
         self._pub_instances = self.create_publisher(Instances, topics.INSTANCES, RELIABLE)
@@ -209,6 +210,11 @@ class ControllerNode(Node):
             return
         self._publish_goal_marker(msg)
         self._try_act()
+
+    def _on_cancel(self, msg: String) -> None:
+        """End the running subtask (its in-flight action completes); ``data``: its episode id, or empty for any."""
+        if self._subtask is not None and msg.data in ("", self._subtask.goal.episode_id):
+            self._finish(SubtaskOutcome.ERROR, "cancelled")
 
     def _try_act(self) -> None:
         sub = self._subtask
@@ -412,23 +418,14 @@ class ControllerNode(Node):
         self._pub_path.publish(cv.path_to_msg(state.path_xy_m, hdr))
 
     def _publish_goal_marker(self, msg: GoalMsg) -> None:
-        marker = Marker(header=cv.header(self.get_clock().now().nanoseconds, topics.BASE_FRAME), ns="goal", id=0,
-                        type=Marker.TEXT_VIEW_FACING, action=Marker.ADD, text=cv.goal_summary(msg))
-        marker.pose.position.z = 1.8
-        marker.pose.orientation.w = 1.0
-        marker.scale.z = 0.2
-        marker.color.r, marker.color.g, marker.color.b, marker.color.a = 1.0, 0.8, 0.2, 1.0
-        self._pub_goal_marker.publish(marker)
+        self._pub_goal_marker.publish(cv.goal_marker(msg, cv.header(self.get_clock().now().nanoseconds,
+                                                                    topics.BASE_FRAME)))
 
     def _publish_map_to_odom(self) -> None:
         """map = the episode frame: the odom pose at the episode start."""
-        a = self._anchor or Pose2D(0.0, 0.0, 0.0)
         hdr = cv.header(self.get_clock().now().nanoseconds, topics.MAP_FRAME)
-        # odom expressed in map: the inverse of the anchor (map origin in odom).
-        c, s = math.cos(a.yaw_rad), math.sin(a.yaw_rad)
-        x, y = -(c * a.x_m + s * a.y_m), -(-s * a.x_m + c * a.y_m)
         self._pub_tf_static.publish(TFMessage(transforms=[
-            cv.transform(hdr, topics.ODOM_FRAME, (x, y, 0.0), cv.yaw_to_quaternion(-a.yaw_rad))]))
+            cv.map_to_odom(self._anchor or Pose2D(0.0, 0.0, 0.0), hdr, topics.ODOM_FRAME)]))
 
 
 def main(args: Optional[list[str]] = None) -> None:

@@ -252,6 +252,24 @@ def goal_summary(msg: GoalMsg) -> str:
     return f"{msg.modality}: {msg.text}"
 
 
+def goal_marker(msg: GoalMsg, hdr: Header) -> Marker:
+    """The goal's text above the robot, for rviz (``/goat/current_goal``)."""
+    marker = Marker(header=hdr, ns="goal", id=0, type=Marker.TEXT_VIEW_FACING, action=Marker.ADD,
+                    text=goal_summary(msg))
+    marker.pose.position.z = 1.8
+    marker.pose.orientation.w = 1.0
+    marker.scale.z = 0.2
+    marker.color.r, marker.color.g, marker.color.b, marker.color.a = 1.0, 0.8, 0.2, 1.0
+    return marker
+
+
+def map_to_odom(anchor: Pose2D, hdr: Header, odom_frame: str) -> TransformStamped:
+    """map -> odom when the map frame is the odom pose ``anchor`` (the episode start): the anchor's inverse."""
+    c, s = math.cos(anchor.yaw_rad), math.sin(anchor.yaw_rad)
+    x, y = -(c * anchor.x_m + s * anchor.y_m), -(-s * anchor.x_m + c * anchor.y_m)
+    return transform(hdr, odom_frame, (x, y, 0.0), yaw_to_quaternion(-anchor.yaw_rad))
+
+
 # ------------------------------------------------------------------------------------ map and instances
 
 
