@@ -26,6 +26,7 @@ from goat_core.matching.selection import StackConfig
 from goat_core.perception.factory import PerceptionConfig
 from goat_core.perception.model_folder import check_model_folder
 from goat_core.types import DiscreteAction, Goal, GoalModality, Observation
+from goat_nav.live_view import BenchLiveTap, open_live_view
 from goat_nav.record import RecordedGoal, RunRecorder, check_bag_path
 from goat_nav.report import TRAJECTORIES_META_KEY, trajectories_path, write_html_report, write_trajectories
 from goat_nav.runner import EpisodeRunner, RunConfig, SubtaskTrace, Trajectory
@@ -140,7 +141,8 @@ class SubtaskTap:
     """
 
     def __init__(self, episode: GoatEpisode, run_config: RunConfig, hfov_rad: float,
-                 recorder: Optional[RunRecorder], verbose: bool) -> None:
+                 recorder: Optional[RunRecorder], verbose: bool, live: Optional[BenchLiveTap] = None) -> None:
+        self.live = live  # goat-nav bench --live
         self.episode = episode
         self.run_config = run_config
         self.hfov_rad = hfov_rad
@@ -155,6 +157,8 @@ class SubtaskTap:
             self._goal_recorded = True
 
     def on_goal(self, index: int, goal: Goal) -> None:
+        if self.live is not None:
+            self.live.on_goal(self.episode.episode_id, index, goal)
         if self.recorder is not None:
             max_actions = self.run_config.max_actions_per_subtask
             recorded = RecordedGoal.from_goal(goal, self.episode.episode_id, index, max_actions)
@@ -166,11 +170,15 @@ class SubtaskTap:
 
     def on_step(self, obs: Observation, action: DiscreteAction) -> None:
         self._record_goal()
+        if self.live is not None:
+            self.live.on_step(obs, action)
         if self.recorder is not None:
             self.recorder.on_step(obs, action)
 
     def on_subtask(self, trace: SubtaskTrace) -> None:
         self._record_goal()
+        if self.live is not None:
+            self.live.on_subtask(trace.record)
         if self.recorder is not None:
             self.recorder.on_result(trace.record)
         if self.verbose:
@@ -218,14 +226,18 @@ def run_bench(args: argparse.Namespace) -> int:
     bar = tqdm(episodes, desc="episodes", unit="ep", disable=args.quiet, file=sys.stderr)
     sim_config = SimConfig()
     stack = stack_config(args)
+    view = open_live_view(args.live) if args.live is not None else None
     with EpisodeRunner(run_config, agent_config_from_args(args, run_config), MatcherConfig(), sim_config,
-                       stack=stack) as runner, recorder if recorder is not None else contextlib.nullcontext():
+                       stack=stack) as runner, recorder if recorder is not None else contextlib.nullcontext(), \
+            view if view is not None else contextlib.nullcontext():
+        live = BenchLiveTap(view, runner.agent) if view is not None else None
+        taps = recorder is not None or live is not None
         for episode in bar:
-            tap = SubtaskTap(episode, run_config, math.radians(sim_config.hfov_deg), recorder, args.verbose)
+            tap = SubtaskTap(episode, run_config, math.radians(sim_config.hfov_deg), recorder, args.verbose, live)
             ep_records, trajectory = runner.run_episode(
-                episode, on_step=tap.on_step if recorder is not None else None,
-                on_subtask=tap.on_subtask if recorder is not None or args.verbose else None,
-                on_goal=tap.on_goal if recorder is not None else None)
+                episode, on_step=tap.on_step if taps else None,
+                on_subtask=tap.on_subtask if taps or args.verbose else None,
+                on_goal=tap.on_goal if taps else None)
             records.extend(ep_records)
             trajectories.append(trajectory)
             summary = summarise(records)

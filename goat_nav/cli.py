@@ -6,6 +6,7 @@
     goat-nav generate --episodes 10 --seed 7 --out episodes.json.gz
     goat-nav launch sim                     (ROS 2: the simulator bridge and the agent's nodes)
     goat-nav goal --category sofa           (ROS 2: one goal to the running graph, prints its outcome)
+    goat-nav view                           (ROS 2: the graph live in Foxglove / Lichtblick, ws://127.0.0.1:8765)
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from goat_core.matching.cow import COW_RELEVANCE
 from goat_core.matching.selection import GOAL_MATCHERS, IMAGE_MATCHERS
 from goat_core.perception.factory import PERCEPTION_BACKENDS
 from goat_nav.goal_cmd import add_goal_parser
+
+LIVE_DEFAULT = "127.0.0.1:8765"
 
 SUITES = ("goat", "langmap", "findingdory", "pasture")
 
@@ -94,6 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--record", type=Path, default=None, metavar="RUN",
                        help="write the run (images, poses, goals, actions) as a rosbag2 bag: folder RUN/ with "
                             "metadata.yaml and RUN.mcap (about 0.5 MB per step)")
+    bench.add_argument("--live", nargs="?", const=LIVE_DEFAULT, default=None, metavar="HOST:PORT",
+                       help=f"serve the run live to Foxglove / Lichtblick over a Foxglove WebSocket (default "
+                            f"{LIVE_DEFAULT}; port 0 picks a free one); needs the live extra")
     _add_perception_args(bench)
     bench.add_argument("--ros", action="store_true",
                        help="replay the episodes through the ROS 2 graph (needs scripts/setup_ros.sh)")
@@ -109,6 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
                              "metadata.yaml and RUN.mcap (topics: config/recorder.yaml)")
 
     add_goal_parser(sub)
+
+    view = sub.add_parser("view", help="serve a running graph's topics to Foxglove / Lichtblick (Foxglove WebSocket)")
+    view.add_argument("--host", default=None, help="address to bind (default 127.0.0.1; 0.0.0.0 for other machines)")
+    view.add_argument("--port", type=int, default=None, help="port (default 8765)")
 
     compare = sub.add_parser("compare", help="compare a simulator run and a robot run of the same goals")
     compare.add_argument("sim", type=Path, help="results JSON of the simulator run")
@@ -133,6 +143,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 or args.keyframes):
             raise GoatError("--perception/--matcher/--image-matcher other than the defaults and --keyframes run with "
                             "the in-process GOAT suite only (goat-nav bench without --ros or --suite) for now")
+        if args.command == "bench" and args.live is not None and (args.suite != "goat" or args.ros):
+            raise GoatError("--live serves the in-process GOAT suite (goat-nav bench without --ros or --suite); "
+                            "for a ROS graph run 'goat-nav view' next to it")
         if args.command == "bench" and args.ros:
             from goat_nav.ros_bench import run_ros_bench
 
@@ -141,10 +154,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             from goat_nav.launcher import run_launch
 
             return run_launch(args)
-        if args.command == "goal":  # a ROS 2 client of a running graph
+        if args.command in ("goal", "view"):  # ROS 2 clients of a running graph
             from goat_nav.goal_cmd import run_goal
+            from goat_nav.launcher import run_view
 
-            return run_goal(args)
+            return {"goal": run_goal, "view": run_view}[args.command](args)
         if args.command == "bench":
             from goat_nav.bench_cmd import run_bench
 

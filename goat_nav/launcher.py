@@ -103,3 +103,16 @@ def run_launch(args: argparse.Namespace) -> int:
         return _run_isolated(args.bringup, overrides, record)
     run_nodes(node_factories(args.bringup, overrides, record=record))
     return 0
+
+
+def run_view(args: argparse.Namespace) -> int:
+    """`goat-nav view`: the live_view node alone, next to a running graph (same ROS_DOMAIN_ID)."""
+    _require_ros()
+    from goat_ros.graph import NODES, params_args, repo_config_dir
+    from goat_ros.spin import run_nodes
+
+    spec = NODES["live_view"]
+    overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
+    cli_args = params_args(spec, repo_config_dir(), overrides)
+    run_nodes([lambda: spec.load_class()(cli_args=cli_args)])
+    return 0

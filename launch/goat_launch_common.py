@@ -16,7 +16,7 @@ LOG_LEVELS = ["debug", "info", "warn", "error"]
 BOOLS = ["true", "false"]
 
 
-def _node(name: str, overrides: dict[str, Any], use_sim_time: Any, log_level: Any) -> Any:
+def _node(name: str, overrides: dict[str, Any], use_sim_time: Any, log_level: Any, condition: Any = None) -> Any:
     """The launch_ros Node of one goat_ros.graph node: params YAML first, then the overrides."""
     from launch_ros.actions import Node
 
@@ -27,7 +27,7 @@ def _node(name: str, overrides: dict[str, Any], use_sim_time: Any, log_level: An
     if overrides:
         params.append(overrides)
     return Node(package=spec.package, executable=spec.executable, name=spec.name, output="screen",
-                parameters=params, arguments=["--ros-args", "--log-level", log_level])
+                parameters=params, arguments=["--ros-args", "--log-level", log_level], condition=condition)
 
 
 def goat_nodes(bringup: str, overrides: dict[str, dict[str, Any]], use_sim_time: Any, log_level: Any) -> list[Any]:
@@ -55,6 +55,11 @@ def recorder_node(record: Any, use_sim_time: Any, log_level: Any) -> Any:
         return [_node(RECORDER, {"bag_path": str(Path(path).absolute())}, use_sim_time, log_level)]
 
     return OpaqueFunction(function=make)
+
+
+def live_view_node(condition: Any, use_sim_time: Any, log_level: Any) -> Any:
+    """The live_view node (Foxglove WebSocket server, goat_nav.live_view) when ``condition`` holds."""
+    return _node("live_view", {}, use_sim_time, log_level, condition)
 
 
 def rviz_node(condition: Any) -> Any:

@@ -279,19 +279,13 @@ def occupancy_to_msg(grid: OccupancyGrid, hdr: Header, margin_cells: int = 10) -
     The core grid's axis 0 is x and axis 1 is y; nav_msgs/OccupancyGrid is row-major with rows along +y, so
     the crop is transposed.
     """
-    box = grid.known_box(margin_cells)
-    obstacle = grid.obstacle[box.slices()] > 0
-    explored = grid.explored[box.slices()] > 0
-    width, height = int(obstacle.shape[0]), int(obstacle.shape[1])
-    values = np.full((width, height), -1, dtype=np.int8)
-    values[explored] = 0
-    values[obstacle] = 100
+    values, origin = grid.known_values(margin_cells)
+    width, height = int(values.shape[0]), int(values.shape[1])
     msg = OccupancyGridMsg(header=hdr)
     msg.info.resolution = float(grid.resolution_m)
     msg.info.width = width  # cells along x
     msg.info.height = height  # cells along y
-    msg.info.origin.position.x = float(grid.origin_xy_m[0] + box.i0 * grid.resolution_m)
-    msg.info.origin.position.y = float(grid.origin_xy_m[1] + box.j0 * grid.resolution_m)
+    msg.info.origin.position.x, msg.info.origin.position.y = origin
     msg.info.origin.orientation.w = 1.0
     msg.data = np.ascontiguousarray(values.T).tobytes()
     return msg

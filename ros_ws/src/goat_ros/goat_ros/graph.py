@@ -53,6 +53,9 @@ NODES: dict[str, NodeSpec] = {spec.name: spec for spec in (
     NodeSpec("operator", "operator", "goat_stretch.operator_node:OperatorNode",
              "on the robot: the operator confirms each STOP; writes results and the path log",
              package="goat_stretch"),
+    NodeSpec("live_view", "live_view", "goat_ros.live_view_node:LiveViewNode",
+             "serves the graph's topics to Foxglove / Lichtblick over a Foxglove WebSocket (goat-nav view, "
+             "live_view:=true)"),
     NodeSpec("recorder", "recorder", "goat_ros.recorder_node:RecorderNode",
              "writes the graph's topics into a rosbag2 bag with MCAP storage (only when a run is recorded)"),
 )}

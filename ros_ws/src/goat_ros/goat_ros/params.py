@@ -152,6 +152,15 @@ class OperatorParams:
     scene_id: str = _p("", "name of the real place (kept in every record; compare pairs goals by it)")
 
 
+@dataclass(frozen=True)
+class LiveViewParams:
+    host: str = _p("127.0.0.1", "address the Foxglove WebSocket server binds to (0.0.0.0: reachable from other "
+                                "machines, e.g. a laptop watching the robot)")
+    port: int = _p(8765, "port of the Foxglove WebSocket server (Foxglove / Lichtblick: ws://HOST:PORT)")
+    jpeg_quality: int = _p(85, "JPEG quality of the served colour image (1-100)")
+    camera_height_m: float = _p(1.31, "head camera height above the floor, for the base_link -> camera_link frame")
+
+
 # What a recorded run holds by default: the robot's sensors and TF, goals, outcomes (the executed actions) and
 # scores, and the controller's map, instances and path. The action goals of /goat/execute_action are service
 # requests, not topics, so the outcome's action list is their record.
@@ -183,6 +192,7 @@ PARAMS_BY_NODE: dict[str, type] = {
     "stretch_driver": StretchDriverParams,
     "operator": OperatorParams,
     "recorder": RecorderParams,
+    "live_view": LiveViewParams,
 }
 
 
