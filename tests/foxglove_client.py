@@ -59,17 +59,23 @@ class FoxgloveClient:
     def topics(self) -> dict[str, dict[str, Any]]:
         return {ch["topic"]: ch for ch in self.channels.values()}
 
+    def _next_binary(self, deadline: float, missing: Any) -> bytes | None:
+        """The next binary frame before ``deadline`` (text frames are handled on the way); None for a text one."""
+        remaining = deadline - time.monotonic()
+        assert remaining > 0, f"timed out waiting for {missing()}"
+        try:
+            frame = self.ws.recv(timeout=remaining)
+        except TimeoutError:
+            return None
+        if isinstance(frame, str):
+            self._handle_text(frame)
+            return None
+        return frame
+
     def wait_for_topics(self, topics: set[str], timeout_s: float) -> dict[str, dict[str, Any]]:
         deadline = time.monotonic() + timeout_s
         while not topics <= set(self.topics()):
-            remaining = deadline - time.monotonic()
-            assert remaining > 0, f"not advertised after {timeout_s} s: {sorted(topics - set(self.topics()))}"
-            try:
-                frame = self.ws.recv(timeout=remaining)
-            except TimeoutError:
-                continue
-            if isinstance(frame, str):
-                self._handle_text(frame)
+            self._next_binary(deadline, lambda: f"advertisements of {sorted(topics - set(self.topics()))}")
         return self.topics()
 
     def subscribe(self, topics: list[str]) -> None:
@@ -99,14 +105,8 @@ class FoxgloveClient:
         got: dict[str, Any] = {}
         deadline = time.monotonic() + timeout_s
         while not topics <= set(got):
-            remaining = deadline - time.monotonic()
-            assert remaining > 0, f"no message after {timeout_s} s on {sorted(topics - set(got))}"
-            try:
-                frame = self.ws.recv(timeout=remaining)
-            except TimeoutError:
-                continue
-            if isinstance(frame, str):
-                self._handle_text(frame)
+            frame = self._next_binary(deadline, lambda: f"messages on {sorted(topics - set(got))}")
+            if frame is None:
                 continue
             assert frame[0] == MESSAGE_DATA, f"unexpected binary opcode {frame[0]}"
             sub_id, _stamp_ns = struct.unpack_from("<IQ", frame, 1)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("rclpy", reason="rclpy is not installed: run 'bash scripts/setup_ros.sh'")
-from ros_skip import require_ros  # noqa: E402
+from ros_skip import require_ros, stop_process  # noqa: E402
 
 require_ros()
 
@@ -60,12 +60,7 @@ def test_goal_cli_reaches_a_category_and_ctrl_c_cancels(tmp_path: Path) -> None:
         assert running.returncode == 130, f"{rest}\n{err}"
         assert "ended: error: cancelled" in rest, rest
     finally:
-        graph.send_signal(signal.SIGINT)
-        try:
-            graph.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            graph.kill()
-            graph.wait()
+        stop_process(graph)
     assert graph.returncode == 0, log_path.read_text()[-3000:]
 
 

@@ -3,7 +3,6 @@ channels are advertised, and a subscribed client decodes a colour frame and a ma
 
 from __future__ import annotations
 
-import signal
 import socket
 import subprocess
 import sys
@@ -15,7 +14,7 @@ import pytest
 pytest.importorskip("rclpy", reason="rclpy is not installed: run 'bash scripts/setup_ros.sh'")
 pytest.importorskip("foxglove", reason="foxglove-sdk is not installed: pip install -e '.[live]'")
 pytest.importorskip("websockets", reason="websockets is not installed: pip install -e '.[test]'")
-from ros_skip import require_ros  # noqa: E402
+from ros_skip import require_ros, stop_process  # noqa: E402
 
 require_ros()
 
@@ -32,15 +31,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def _stop(proc: subprocess.Popen[str]) -> None:
-    proc.send_signal(signal.SIGINT)
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 @pytest.mark.slow
@@ -63,8 +53,8 @@ def test_view_serves_the_running_graph(tmp_path: Path) -> None:
         finally:
             client.close()
     finally:
-        _stop(view)
-        _stop(graph)
+        stop_process(view)
+        stop_process(graph)
         for log in logs.values():
             log.close()
     frame = check_frame(got[lv.RGB_TOPIC])

@@ -5,7 +5,6 @@ latest observation set while the robot stands still)."""
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Any
 import pytest
 
 pytest.importorskip("rclpy", reason="rclpy is not installed: run 'bash scripts/setup_ros.sh'")
-from ros_skip import require_ros  # noqa: E402
+from ros_skip import require_ros, stop_process  # noqa: E402
 
 require_ros()
 
@@ -62,12 +61,7 @@ def test_launch_sim_streams_before_any_goal(tmp_path: Path) -> None:
         assert not late["missing"], late
         assert late["elapsed_s"] < 15.0, late
     finally:
-        graph.send_signal(signal.SIGINT)
-        try:
-            graph.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            graph.kill()
-            graph.wait()
+        stop_process(graph)
         if early.poll() is None:
             early.kill()
     assert graph.returncode == 0, log_path.read_text()[-3000:]
