@@ -104,8 +104,9 @@ def summarise(outcome: Any, result: Any = None) -> OutcomeSummary:
     at_target = outcome.stop_reason == "stop" and bool(outcome.stop_at_target)
     why = outcome.error or outcome.stop_detail
     if at_target and outcome.stop_target_category:
-        why = f"stopped at a {outcome.stop_target_category}" + (" (confident)" if outcome.stop_target_confident
-                                                                 else " (not confident)") + f"; {why}"
+        where = f"stopped at a {outcome.stop_target_category}" + (
+            " (confident)" if outcome.stop_target_confident else " (not confident)")
+        why = f"{where}; {why}" if why else where
     if result is not None:
         return OutcomeSummary(bool(result.success), "evaluator", outcome.stop_reason, why, tuple(outcome.actions),
                               path_length_m(poses) if len(poses) > 1 else 0.0, float(result.spl))
@@ -121,13 +122,12 @@ def run_goal(args: argparse.Namespace) -> int:
 
     _require_ros()
     import rclpy
+    from rclpy.signals import SignalHandlerOptions
 
     from goat_ros.goal_client import GoalClient
 
     # A fresh index per goal keeps the episode (and the controller's memory) going; index 0 starts it afresh.
     index = 0 if args.new_episode else int(time.time() * 1000) % 2**31 or 1
-    from rclpy.signals import SignalHandlerOptions
-
     # Ctrl-C stays Python's KeyboardInterrupt (rclpy's handler would shut the context before the cancel is sent).
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     client = GoalClient()
