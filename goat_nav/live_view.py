@@ -86,8 +86,9 @@ class LiveView:
             raise GoatError(f"live view jpeg_quality must be 1-100, got {jpeg_quality}")
         fg = _foxglove()
         from foxglove import channels as ch
+        from foxglove import messages
 
-        self._m = __import__("foxglove.messages", fromlist=["messages"])
+        self._m: Any = messages
         self._jpeg_quality = jpeg_quality
         self._context = fg.Context()
         ctx = self._context
