@@ -22,6 +22,7 @@ from goat_core.matching.selection import StackConfig
 from goat_core.perception.factory import PerceptionConfig
 from goat_core.perception.model_folder import check_model_folder
 from goat_nav.episode_worker import GoatWorkerFactory
+from goat_nav.parallel import WorkerPool, parallel_config
 from goat_nav.record import check_bag_path
 from goat_nav.report import write_html_report
 from goat_nav.runner import RunConfig
@@ -135,10 +136,13 @@ def run_bench(args: argparse.Namespace) -> int:
     started = time.monotonic()
     if args.record is not None:
         check_bag_path(args.record)  # a bad --record path fails before any episode is generated
-    episodes, run_config, meta = prepare_run(args, "in_process")
+    run_config = run_config_from_args(args)  # settings first: a bad one fails before any episode is generated
     workers = GoatWorkerFactory(run_config, agent_config_from_args(args, run_config), MatcherConfig(), SimConfig(),
                                 stack=stack_config(args), verbose=args.verbose, live=args.live)
-    run = run_episodes(args, episodes, workers, meta)
+    # The workers start (and build their agents) while the episodes are generated.
+    with WorkerPool(parallel_config(args), workers, max_units=args.episodes) as pool:
+        episodes, run_config, meta = prepare_run(args, "in_process")
+        run = run_episodes(args, episodes, pool, meta)
     records, trajectories = run.records, run.trajectories
     summary = summarise(records)
     print(format_summary(summary))

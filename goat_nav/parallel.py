@@ -208,44 +208,94 @@ class _Progress:
         self.bar.close()
 
 
+class WorkerPool:
+    """The workers of a run; use as a context manager around everything the run does.
+
+    Opened before the episodes are generated, a pool with Ray starts the runtime and its workers at once, and the
+    workers build their simulator and agent while this process generates the episodes; :meth:`run` then hands them
+    the units. Without Ray (one worker, no address) the one worker is built in this process. Leaving the context
+    stops the workers and the runtime the pool started (a cluster keeps running).
+    """
+
+    def __init__(self, config: ParallelConfig, factory: WorkerFactory, max_units: Optional[int] = None) -> None:
+        """``max_units``: at most this many units will run (no more workers than that are started)."""
+        self.config = config
+        self.factory = factory
+        self.max_units = max_units
+        self._stack = contextlib.ExitStack()
+        self._worker: Optional[EpisodeWorker] = None  # the in-process one
+        self._scheduler: Optional[_RayScheduler] = None
+
+    def __enter__(self) -> WorkerPool:
+        try:
+            if self.config.uses_ray:
+                ray, workers = self._stack.enter_context(ray_runtime(self.config))
+                workers = min(workers, self.max_units) if self.max_units else workers
+                self._scheduler = _RayScheduler(ray, self.factory, workers, self.config.gpu)
+                self._stack.callback(self._scheduler.close)
+            else:
+                self._worker = self.factory()
+                self._stack.callback(self._worker.close)
+        except BaseException:
+            self._stack.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+    def run(self, units: Sequence[WorkUnit], sink: ResultSink, recorder: Optional[RunRecorder] = None,
+            total: Optional[int] = None, quiet: bool = False) -> RunStats:
+        """Run ``units`` (the episodes of the plan still to run) and hand every result to ``sink``.
+
+        ``total``: episodes in the whole plan (the bar starts at ``total - len(units)``: those were finished
+        before). ``recorder``: the run's open bag, which gets the episodes in plan order.
+        """
+        total = len(units) if total is None else total
+        progress = _Progress(total, total - len(units), quiet, sink)
+        stats = RunStats()
+        started = time.monotonic()
+        try:
+            if self._scheduler is not None:
+                self._scheduler.run(units, sink, recorder, progress, stats)
+            elif self._worker is not None:
+                _run_in_process(units, self._worker, sink, recorder, progress, stats)
+            else:
+                raise RuntimeError("WorkerPool.run outside its context (use: with WorkerPool(...) as pool)")
+        finally:
+            progress.close()
+            stats.elapsed_s = time.monotonic() - started
+        if self._scheduler is not None and units:
+            print(describe(stats, self.config), file=sys.stderr)
+        return stats
+
+
 def run_units(units: Sequence[WorkUnit], factory: WorkerFactory, sink: ResultSink, config: ParallelConfig,
               recorder: Optional[RunRecorder] = None, total: Optional[int] = None, quiet: bool = False) -> RunStats:
-    """Run ``units`` (the episodes of the plan still to run) and hand every result to ``sink``.
-
-    ``total``: episodes in the whole plan (the bar starts at ``total - len(units)``: those were finished before).
-    ``recorder``: the run's open bag, which gets the episodes in plan order.
-    """
-    total = len(units) if total is None else total
-    progress = _Progress(total, total - len(units), quiet, sink)
-    stats = RunStats()
-    started = time.monotonic()
-    try:
-        if not units:
-            pass
-        elif config.uses_ray:
-            with ray_runtime(config) as (ray, workers):
-                _RayScheduler(ray, factory, sink, workers, config.gpu, recorder, progress, stats).run(units)
-        else:
-            _run_in_process(units, factory, sink, recorder, progress, stats)
-    finally:
-        progress.close()
-        stats.elapsed_s = time.monotonic() - started
-    return stats
+    """:meth:`WorkerPool.run` on a pool of its own."""
+    with WorkerPool(config, factory, max_units=len(units)) as pool:
+        return pool.run(units, sink, recorder, total, quiet)
 
 
-def _run_in_process(units: Sequence[WorkUnit], factory: WorkerFactory, sink: ResultSink,
+def describe(stats: RunStats, config: ParallelConfig) -> str:
+    """One line on the workers of a run: where, their peak memory, deaths, retried and lost episodes."""
+    where = "a local Ray runtime" if config.ray_address is None else f"the Ray cluster at {config.ray_address}"
+    peaks = ", ".join(f"{w.peak_rss_mb:.0f}" for w in sorted(stats.workers.values(), key=lambda w: w.name))
+    hosts = len({w.host for w in stats.workers.values()})
+    return (f"workers: {len(stats.workers)} processes on {hosts} host(s) of {where}; peak memory per worker "
+            f"[{peaks}] MB; {stats.worker_deaths} worker deaths, {len(stats.retried)} episodes retried, "
+            f"{len(stats.lost)} lost")
+
+
+def _run_in_process(units: Sequence[WorkUnit], worker: EpisodeWorker, sink: ResultSink,
                     recorder: Optional[RunRecorder], progress: _Progress, stats: RunStats) -> None:
-    worker = factory()
-    try:
-        for unit in units:
-            payload = worker.run_unit(unit, recorder, progress.write)  # --verbose lines print as they come
-            info = _worker_info()
-            stats.workers[info.name] = info
-            sink.add(UnitResult(unit, payload=payload, worker=info))
-            stats.finished += 1
-            progress.update()
-    finally:
-        worker.close()
+    for unit in units:
+        payload = worker.run_unit(unit, recorder, progress.write)  # --verbose lines print as they come
+        info = _worker_info()
+        stats.workers[info.name] = info
+        sink.add(UnitResult(unit, payload=payload, worker=info))
+        stats.finished += 1
+        progress.update()
 
 
 # ------------------------------------------------------------------------------------------ Ray
@@ -308,24 +358,29 @@ class _Done:
 
 
 class UnitActor:
-    """The Ray actor of one worker (wrapped with ``ray.remote`` by the scheduler): builds the suite's worker on its
-    first unit (so that a failing build is an error of a task, raised in the driver, not a worker death) and
-    runs units with it; with ``record`` each unit is recorded into a bag fragment of its own."""
+    """The Ray actor of one worker (wrapped with ``ray.remote`` by the scheduler).
 
-    def __init__(self, factory: WorkerFactory, record: bool, step_period_ns: int) -> None:
+    :meth:`warm_up` builds the suite's worker (a failing build is an error of that call, raised in the driver by
+    the next :meth:`run`, not a worker death); :meth:`run` runs one unit with it, and with ``record`` records the
+    unit into a bag fragment of its own."""
+
+    def __init__(self, factory: WorkerFactory) -> None:
         self._factory = factory
         self._worker: Optional[EpisodeWorker] = None
-        self._record = record
-        self._step_period_ns = step_period_ns
 
-    def run(self, unit: WorkUnit) -> _Done:
+    def warm_up(self) -> WorkerInfo:
         if self._worker is None:
             self._worker = self._factory()
+        return _worker_info()
+
+    def run(self, unit: WorkUnit, record: bool, step_period_ns: int) -> _Done:
+        self.warm_up()
+        assert self._worker is not None
         lines: list[str] = []
         fragment = None
-        if self._record:
+        if record:
             with tempfile.TemporaryDirectory(prefix="goat-fragment-") as tmp:
-                recorder = RunRecorder(Path(tmp) / "episode", step_period_ns=self._step_period_ns)
+                recorder = RunRecorder(Path(tmp) / "episode", step_period_ns=step_period_ns)
                 with recorder:
                     payload = self._worker.run_unit(unit, recorder, lines.append)
                 fragment = capture_fragment(recorder)
@@ -345,17 +400,24 @@ def _short(exc: BaseException) -> str:
     return (lines[-1] if lines else type(exc).__name__)[:300]
 
 
-class _RayScheduler:
-    """Keeps every worker busy; retries the unit of a dead worker once on a fresh one."""
+@dataclass
+class _Batch:
+    """What one :meth:`_RayScheduler.run` hands out and collects."""
 
-    def __init__(self, ray: Any, factory: WorkerFactory, sink: ResultSink, workers: int, gpu: bool,
-                 recorder: Optional[RunRecorder], progress: _Progress, stats: RunStats) -> None:
+    sink: ResultSink
+    recorder: Optional[RunRecorder]
+    progress: _Progress
+    stats: RunStats
+    merger: FragmentMerger
+    queue: deque[tuple[WorkUnit, int]]  # (unit, attempt) still to hand out
+
+
+class _RayScheduler:
+    """One actor per worker, started (and warming up) at once; keeps every worker busy and runs the unit of a
+    worker that died once more on a fresh one."""
+
+    def __init__(self, ray: Any, factory: WorkerFactory, workers: int, gpu: bool) -> None:
         self.ray = ray
-        self.sink = sink
-        self.workers = workers
-        self.recorder = recorder
-        self.progress = progress
-        self.stats = stats
         options: dict[str, Any] = dict(num_cpus=1, max_restarts=0, max_task_retries=0)
         if gpu:
             gpus = float(ray.cluster_resources().get("GPU", 0.0))
@@ -364,40 +426,51 @@ class _RayScheduler:
             options["num_gpus"] = min(1.0, gpus / workers)  # each worker's share; Ray sets CUDA_VISIBLE_DEVICES
         self._actor_class = ray.remote(**options)(UnitActor)
         self._factory_ref = ray.put(factory)  # shipped once, not once per worker
-        self._step_period_ns = recorder.step_period_ns if recorder is not None else 1
+        self._warm_ups: list[Any] = []
+        self.idle = [self._new_actor() for _ in range(workers)]
 
     def _new_actor(self) -> Any:
-        return self._actor_class.remote(self._factory_ref, self.recorder is not None, self._step_period_ns)
+        actor = self._actor_class.remote(self._factory_ref)
+        self._warm_ups.append(actor.warm_up.remote())
+        return actor
 
-    def run(self, units: Sequence[WorkUnit]) -> None:
+    def close(self) -> None:
         ray = self.ray
-        queue: deque[tuple[WorkUnit, int]] = deque((u, 1) for u in units)
-        idle = [self._new_actor() for _ in range(min(self.workers, len(units)))]
+        with contextlib.suppress(ray.exceptions.RayError):
+            ray.get([actor.close.remote() for actor in self.idle], timeout=60)
+        with contextlib.suppress(ray.exceptions.RayError):  # seen, so that Ray does not report them unhandled
+            ray.get(self._warm_ups, timeout=1)
+        for actor in self.idle:
+            ray.kill(actor)
+        self.idle = []
+
+    def run(self, units: Sequence[WorkUnit], sink: ResultSink, recorder: Optional[RunRecorder], progress: _Progress,
+            stats: RunStats) -> None:
+        ray = self.ray
+        batch = _Batch(sink, recorder, progress, stats, FragmentMerger(recorder, [u.index for u in units]),
+                       deque((u, 1) for u in units))
+        step_period_ns = recorder.step_period_ns if recorder is not None else 1
         running: dict[Any, tuple[Any, WorkUnit, int]] = {}
-        merger = FragmentMerger(self.recorder, [u.index for u in units])
         try:
-            while queue or running:
-                while queue and idle:
-                    actor, (unit, attempt) = idle.pop(), queue.popleft()
-                    running[actor.run.remote(unit)] = (actor, unit, attempt)
+            while batch.queue or running:
+                while batch.queue and self.idle:
+                    actor, (unit, attempt) = self.idle.pop(), batch.queue.popleft()
+                    running[actor.run.remote(unit, recorder is not None, step_period_ns)] = (actor, unit, attempt)
                 (ref,), _ = ray.wait(list(running), num_returns=1)
                 actor, unit, attempt = running.pop(ref)
-                result = self._collect(ref, actor, unit, attempt, queue, idle, merger)
+                result = self._collect(ref, actor, unit, attempt, batch)
                 if result is None:
                     continue  # queued again on a fresh worker
                 for line in result.lines:
-                    self.progress.write(line)
-                self.sink.add(result)
-                self.stats.finished += 1
-                self.progress.update()
-            with contextlib.suppress(ray.exceptions.RayError):
-                ray.get([actor.close.remote() for actor in idle])
+                    progress.write(line)
+                sink.add(result)
+                stats.finished += 1
+                progress.update()
         finally:
-            for actor in idle + [a for a, _, _ in running.values()]:
+            for actor, _, _ in running.values():  # an error stops the run: units under way are abandoned
                 ray.kill(actor)
 
-    def _collect(self, ref: Any, actor: Any, unit: WorkUnit, attempt: int, queue: deque[tuple[WorkUnit, int]],
-                 idle: list[Any], merger: FragmentMerger) -> Optional[UnitResult]:
+    def _collect(self, ref: Any, actor: Any, unit: WorkUnit, attempt: int, batch: _Batch) -> Optional[UnitResult]:
         """The unit's result; None when it was queued again; raises what the suite's code raised."""
         ray = self.ray
         try:
@@ -406,30 +479,35 @@ class _RayScheduler:
             if getattr(exc, "actor_init_failed", False):
                 raise GoatError(f"a Ray worker could not start (is goat_nav installed on every node? "
                                 f"docs/cluster.md): {_short(exc)}") from None
-            self.stats.worker_deaths += 1
-            ray.kill(actor)
-            idle.append(self._new_actor())
-            if attempt < MAX_ATTEMPTS:
-                self.stats.retried.append(unit.key)
-                self.progress.write(f"episode {unit.key}: its worker died ({_short(exc)}); running it again")
-                queue.appendleft((unit, attempt + 1))
-                return None
-            self.stats.lost.append(unit.key)
-            merger.skip(unit.index)
-            message = f"{WORKER_LOST}: the worker died on all {attempt} attempts; last: {_short(exc)}"
-            self.progress.write(f"episode {unit.key}: {message}")
-            return UnitResult(unit, error=message, attempts=attempt)
+            return self._worker_died(exc, actor, unit, attempt, batch)
         except ray.exceptions.RayTaskError as exc:
+            self.idle.append(actor)
             cause = getattr(exc, "cause", None)
             if isinstance(cause, GoatError):
                 raise cause from None  # a suite's own error reads as in a serial run
             raise
-        idle.append(actor)
-        self.stats.workers[done.worker.name] = done.worker
-        merger.add(unit.index, done.fragment)
+        self.idle.append(actor)
+        batch.stats.workers[done.worker.name] = done.worker
+        batch.merger.add(unit.index, done.fragment)
         return UnitResult(unit, payload=done.payload, lines=done.lines, worker=done.worker, attempts=attempt)
+
+    def _worker_died(self, exc: BaseException, actor: Any, unit: WorkUnit, attempt: int,
+                     batch: _Batch) -> Optional[UnitResult]:
+        batch.stats.worker_deaths += 1
+        self.ray.kill(actor)
+        self.idle.append(self._new_actor())
+        if attempt < MAX_ATTEMPTS:
+            batch.stats.retried.append(unit.key)
+            batch.progress.write(f"episode {unit.key}: its worker died ({_short(exc)}); running it again")
+            batch.queue.appendleft((unit, attempt + 1))
+            return None
+        batch.stats.lost.append(unit.key)
+        batch.merger.skip(unit.index)
+        message = f"{WORKER_LOST}: the worker died on all {attempt} attempts; last: {_short(exc)}"
+        batch.progress.write(f"episode {unit.key}: {message}")
+        return UnitResult(unit, error=message, attempts=attempt)
 
 
 __all__ = ["INSTALL_HINT", "MAX_ATTEMPTS", "WORKER_LOST", "EpisodeWorker", "ParallelConfig", "ResultSink",
-           "RunStats", "UnitActor", "UnitResult", "WorkUnit", "WorkerFactory", "WorkerInfo", "add_parallel_args",
-           "import_ray", "parallel_config", "ray_runtime", "run_units"]
+           "RunStats", "UnitActor", "UnitResult", "WorkUnit", "WorkerFactory", "WorkerInfo", "WorkerPool",
+           "add_parallel_args", "describe", "import_ray", "parallel_config", "ray_runtime", "run_units"]

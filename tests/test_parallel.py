@@ -250,3 +250,45 @@ def test_a_worker_dying_twice_records_an_error_and_resume_runs_the_episode(
     code = _bench(episodes_file, out, "--resume", "--ray-address", cluster.address)
     assert code == 0, capsys.readouterr().err
     assert _subtasks(out) == reference
+
+
+# --------------------------------------------------------------------------------------- every suite, perception
+
+SUITE_RUNS = {
+    "langmap": ["--suite", "langmap", "--episodes", "2", "--seed", "3000", "--num-rooms", "3", "--max-actions", "4"],
+    "pasture": ["--suite", "pasture", "--episodes", "1", "--seed", "3000", "--num-rooms", "3", "--max-actions", "4"],
+    "findingdory": ["--suite", "findingdory", "--episodes", "1", "--seed", "3000", "--num-rooms", "3",
+                    "--max-actions", "10", "--record", "{tmp}/run"],
+    "owlvit": ["--episodes", "1", "--seed", "11", "--num-rooms", "3", "--max-actions", "6", "--perception", "owlvit",
+               "--model-dir", "{model}"],
+}
+
+
+def _without_elapsed(path: Path) -> dict[str, Any]:
+    data = json.loads(path.read_text())
+    data["meta"].pop("elapsed_s")
+    return dict(data)
+
+
+@pytest.mark.parametrize("name", list(SUITE_RUNS))
+def test_every_suite_and_a_model_backend_give_the_serial_numbers_on_the_cluster(
+        name: str, cluster: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = ""
+    if name == "owlvit":
+        pytest.importorskip("transformers", reason="needs the openvocab extra (pip install -e '.[openvocab]')")
+        from goat_core.perception.tiny_models import save_tiny_model
+
+        model = str(save_tiny_model(tmp_path / "owlvit", "owlvit", seed=0))
+    runs = {}
+    for how, extra in (("serial", []), ("cluster", ["--workers", "2", "--ray-address", cluster.address])):
+        root = tmp_path / how
+        root.mkdir()
+        argv = [a.format(tmp=root, model=model) for a in SUITE_RUNS[name]]
+        code = main(["bench", *argv, "--quiet", "--out", str(root / "results.json"), *extra])
+        assert code == 0, capsys.readouterr().err
+        runs[how] = root
+    serial_run, cluster_run = (_without_elapsed(runs[h] / "results.json") for h in ("serial", "cluster"))
+    assert cluster_run == serial_run  # records, summary and the suite's tables (meta) alike
+    assert serial_run.get("subtasks") or serial_run.get("tasks")
+    if (runs["serial"] / "run").exists():
+        assert _bag_messages(runs["cluster"] / "run") == _bag_messages(runs["serial"] / "run")

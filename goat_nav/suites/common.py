@@ -31,7 +31,7 @@ from goat_nav.episode_worker import (
     episode_units,
     lost_episode_records,
 )
-from goat_nav.parallel import WORKER_LOST, RunStats, UnitResult, WorkUnit, parallel_config, run_units
+from goat_nav.parallel import WORKER_LOST, RunStats, UnitResult, WorkerPool, WorkUnit
 from goat_nav.record import RunRecorder, check_bag_path
 from goat_nav.report import (
     TRAJECTORIES_META_KEY,
@@ -177,23 +177,22 @@ class GoatResults:
         return {units[i].key for i in self.done}
 
 
-def run_episodes(args: argparse.Namespace, episodes: Sequence[GoatEpisode], workers: GoatWorkerFactory,
+def run_episodes(args: argparse.Namespace, episodes: Sequence[GoatEpisode], pool: WorkerPool,
                  meta: dict[str, Any], annotate: Optional[Annotate] = None,
                  suite_meta: Optional[SuiteMeta] = None) -> SuiteRun:
-    """Run every episode (on ``--workers`` workers) with one progress bar; after each, rewrite ``--out``.
+    """Run every episode on the workers of ``pool`` with one progress bar; after each, rewrite ``--out``.
 
     ``annotate`` adds what the suite knows about a record (the LangMap level); ``suite_meta`` gives the suite's
     meta entry (its per-subtask fields and tables) for the records so far. With ``--record`` every goal, action,
     observation and result goes into the bag as in a GOAT run. ``--resume`` keeps the episodes already in ``--out``.
     """
-    parallel = parallel_config(args)
     # The bag's run info is the meta as prepared: the same run gives the same bag whatever --out is.
     recorder = RunRecorder(args.record, run_info=meta) if getattr(args, "record", None) is not None else None
     units = episode_units(episodes)
     sink = GoatResults(args.out, args.suite, meta, annotate or (lambda _episode, record: record), suite_meta)
     todo = plan_run(args, units, meta, sink.load)
     with recorder if recorder is not None else contextlib.nullcontext():
-        stats = run_units(todo, workers, sink, parallel, recorder=recorder, total=len(units), quiet=args.quiet)
+        stats = pool.run(todo, sink, recorder=recorder, total=len(units), quiet=args.quiet)
     return SuiteRun(records=sink.records, trajectories=sink.trajectories,
                     bag=recorder.folder if recorder is not None else None, stats=stats)
 

@@ -55,7 +55,7 @@ from goat_core.control.pose_nav import PoseGoalNavigator, PoseNavConfig
 from goat_core.errors import ConfigError, GoatError, SceneGenerationError
 from goat_core.mapping.occupancy import OccupancyGrid
 from goat_core.types import DiscreteAction, GoalModality, Observation, Pose2D
-from goat_nav.parallel import WORKER_LOST, UnitResult, WorkUnit, parallel_config, run_units
+from goat_nav.parallel import WORKER_LOST, UnitResult, WorkerPool, WorkUnit, parallel_config
 from goat_nav.record import RecordedGoal, RunRecorder, check_bag_path
 from goat_nav.report import (
     TRAJECTORIES_META_KEY,
@@ -653,9 +653,10 @@ def run_suite(args: argparse.Namespace) -> int:
     run = FindingDoryRun(args.out, meta)
     units = episode_units(args.seed, args.episodes)
     todo = plan_run(args, units, meta, run.load)
-    with recorder if recorder is not None else contextlib.nullcontext():
-        run_units(todo, FindingDoryWorkers(config, home_config, gen_config, args.verbose), run, parallel,
-                  recorder=recorder, total=len(units), quiet=args.quiet)
+    workers = FindingDoryWorkers(config, home_config, gen_config, args.verbose)
+    bag = recorder if recorder is not None else contextlib.nullcontext()
+    with WorkerPool(parallel, workers, max_units=len(todo)) as pool, bag:
+        pool.run(todo, run, recorder=recorder, total=len(units), quiet=args.quiet)
     tasks = run.tasks
     if not tasks:
         raise SceneGenerationError(f"no FindingDory task could be generated in {args.episodes} episodes")
