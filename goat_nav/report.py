@@ -191,6 +191,14 @@ def read_trajectories(path: PathLike) -> list[Trajectory]:
     return trajectories_from_json(data, str(path))
 
 
+def stored_trajectories(results_path: Path, meta: Mapping[str, Any]) -> list[Trajectory]:
+    """The trajectories of the results file ``results_path`` (meta ``meta``): none if it names no file or the
+    file is not there."""
+    name = meta.get(TRAJECTORIES_META_KEY)
+    path = results_path.parent / str(name) if name else None
+    return read_trajectories(path) if path is not None and path.exists() else []
+
+
 # ------------------------------------------------------------------------------------------------ charts
 
 

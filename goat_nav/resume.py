@@ -3,7 +3,8 @@
 A results file names its run's plan in its meta (:data:`PLAN_META_KEY`: the episode keys in plan order,
 ``goat_nav.parallel.WorkUnit.key``). A resumed command must plan the same episodes with the same settings
 (:data:`SETTINGS_KEYS` of the meta); otherwise it is refused, naming the first difference, and nothing runs. The
-suites read their own files (the ``load`` of :func:`plan_run`).
+suites read their own files (the ``load`` of :func:`plan_run`); :class:`PlanResults` is what their result sinks
+share.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Generic, Mapping, Sequence, TypeVar
 
 from goat_core.errors import ConfigError
 from goat_nav.parallel import WorkUnit
@@ -64,3 +66,29 @@ def plan_run(args: argparse.Namespace, units: Sequence[WorkUnit], meta: dict[str
     print(f"--resume: {len(units) - len(todo)} of {len(units)} episodes are in {args.out}; running the other "
           f"{len(todo)}", file=sys.stderr)
     return todo
+
+
+Finished = TypeVar("Finished")
+
+
+class PlanResults(Generic[Finished]):
+    """The driver's side of a run's plan, shared by the suites' result sinks (``goat_nav.parallel.ResultSink``):
+    what each finished episode left, by plan index, and the run's time."""
+
+    def __init__(self, meta: dict[str, Any]) -> None:
+        self.meta = meta
+        self.done: dict[int, Finished] = {}
+        self._started = time.monotonic()
+        self._elapsed_before_s = 0.0  # a resumed run's earlier time
+
+    def finished(self) -> list[Finished]:
+        """The finished episodes in plan order."""
+        return [self.done[i] for i in sorted(self.done)]
+
+    def stamp_elapsed(self) -> None:
+        """``meta["elapsed_s"]``: the run's time so far, the earlier runs of a resumed one included."""
+        self.meta["elapsed_s"] = round(self._elapsed_before_s + time.monotonic() - self._started, 1)
+
+    def resumed(self, file_meta: Mapping[str, Any]) -> None:
+        """``--resume``: the earlier run time of the results file (meta ``file_meta``) counts in."""
+        self._elapsed_before_s = float(file_meta.get("elapsed_s", 0.0))

@@ -35,12 +35,12 @@ from goat_nav.parallel import WORKER_LOST, RunStats, UnitResult, WorkerPool, Wor
 from goat_nav.record import RunRecorder, check_bag_path
 from goat_nav.report import (
     TRAJECTORIES_META_KEY,
-    read_trajectories,
+    stored_trajectories,
     trajectories_path,
     write_html_report,
     write_trajectories,
 )
-from goat_nav.resume import check_same_run, plan_run
+from goat_nav.resume import PlanResults, check_same_run, plan_run
 from goat_nav.runner import RunConfig, Trajectory
 from sim_bridge.embedded.catalogue import CATALOGUE
 from sim_bridge.embedded.home import Home, HomeConfig
@@ -106,23 +106,20 @@ class _Finished:
     trajectory: Optional[Trajectory]  # None for an episode no worker finished
 
 
-class GoatResults:
+class GoatResults(PlanResults[_Finished]):
     """The driver side of a GOAT-type run (``goat_nav.parallel.ResultSink``): finished episodes in plan order, and
     after each one the trajectories file, then the results file (``--out``)."""
 
     def __init__(self, out: Optional[Path], suite: str, meta: dict[str, Any], annotate: Annotate,
                  suite_meta: Optional[SuiteMeta]) -> None:
+        super().__init__(meta)
         self.out = out
-        self.suite = suite
-        self.meta = meta
-        self.annotate = annotate
-        self.suite_meta = suite_meta
         self.traj_path = trajectories_path(out) if out is not None else None
         if self.traj_path is not None:
             meta[TRAJECTORIES_META_KEY] = self.traj_path.name
-        self.done: dict[int, _Finished] = {}
-        self._started = time.monotonic()
-        self._elapsed_before_s = float(meta.get("elapsed_s", 0.0))  # a resumed run's earlier time
+        self.suite = suite
+        self.annotate = annotate
+        self.suite_meta = suite_meta
 
     def add(self, result: UnitResult) -> None:
         episode: GoatEpisode = result.unit.payload
@@ -136,11 +133,11 @@ class GoatResults:
 
     @property
     def records(self) -> list[SubtaskRecord]:
-        return [r for i in sorted(self.done) for r in self.done[i].records]
+        return [r for f in self.finished() for r in f.records]
 
     @property
     def trajectories(self) -> list[Trajectory]:
-        return [t for i in sorted(self.done) if (t := self.done[i].trajectory) is not None]
+        return [f.trajectory for f in self.finished() if f.trajectory is not None]
 
     def postfix(self) -> dict[str, str]:
         summary = summarise(self.records)
@@ -150,7 +147,7 @@ class GoatResults:
         if self.out is None or self.traj_path is None:
             return
         records = self.records
-        self.meta["elapsed_s"] = round(self._elapsed_before_s + time.monotonic() - self._started, 1)
+        self.stamp_elapsed()
         if self.suite_meta is not None:
             self.meta[self.suite] = self.suite_meta(records)
         write_trajectories(self.traj_path, self.trajectories)  # first: the results never name a missing file
@@ -162,18 +159,15 @@ class GoatResults:
         assert self.out is not None
         stored = read_results_json(self.out)
         check_same_run(self.out, stored.meta, [u.key for u in units], self.meta)
+        self.resumed(stored.meta)
         by_key: dict[str, list[SubtaskRecord]] = {}
         for r in stored.records:
             by_key.setdefault(episode_key(r.scene_id, r.episode_id), []).append(r)
-        traj_name = stored.meta.get(TRAJECTORIES_META_KEY)
-        traj_file = self.out.parent / str(traj_name) if traj_name else None
-        trajectories = {episode_key(t.scene_id, t.episode_id): t
-                        for t in (read_trajectories(traj_file) if traj_file is not None and traj_file.exists() else [])}
+        trajectories = {episode_key(t.scene_id, t.episode_id): t for t in stored_trajectories(self.out, stored.meta)}
         for unit in units:
             records = by_key.get(unit.key)
             if records and not any((r.error or "").startswith(WORKER_LOST) for r in records):
                 self.done[unit.index] = _Finished(tuple(records), trajectories.get(unit.key))
-        self._elapsed_before_s = float(stored.meta.get("elapsed_s", 0.0))
         return {units[i].key for i in self.done}
 
 

@@ -59,12 +59,12 @@ from goat_nav.parallel import WORKER_LOST, UnitResult, WorkerPool, WorkUnit, par
 from goat_nav.record import RecordedGoal, RunRecorder, check_bag_path
 from goat_nav.report import (
     TRAJECTORIES_META_KEY,
-    read_trajectories,
+    stored_trajectories,
     trajectories_path,
     write_findingdory_report,
     write_trajectories,
 )
-from goat_nav.resume import check_same_run, plan_run
+from goat_nav.resume import PlanResults, check_same_run, plan_run
 from goat_nav.runner import Trajectory
 from sim_bridge.embedded.episodes import scene_id_for
 from sim_bridge.embedded.findingdory_gen import (
@@ -552,19 +552,16 @@ class _Finished:
     skipped: Optional[dict[str, Any]]  # meta["skipped_episodes"] entry: no tasks in this home, or its worker lost
 
 
-class FindingDoryRun:
+class FindingDoryRun(PlanResults[_Finished]):
     """The driver side of a FindingDory run (``goat_nav.parallel.ResultSink``): episodes in plan order, and after
     each one the trajectories file, then the results file."""
 
     def __init__(self, out: Optional[Path], meta: dict[str, Any]) -> None:
+        super().__init__(meta)
         self.out = out
-        self.meta = meta
         self.traj_path = trajectories_path(out) if out is not None else None
         if self.traj_path is not None:
             meta[TRAJECTORIES_META_KEY] = self.traj_path.name
-        self.done: dict[int, _Finished] = {}
-        self._started = time.monotonic()
-        self._elapsed_before_s = 0.0
 
     def add(self, result: UnitResult) -> None:
         home_seed, episode_id = result.unit.payload
@@ -576,15 +573,15 @@ class FindingDoryRun:
 
     @property
     def tasks(self) -> list[_Task]:
-        return [t for i in sorted(self.done) for t in self.done[i].tasks]
+        return [t for f in self.finished() for t in f.tasks]
 
     @property
     def trajectories(self) -> list[Trajectory]:
-        return [t for i in sorted(self.done) for t in self.done[i].trajectories]
+        return [t for f in self.finished() for t in f.trajectories]
 
     @property
     def skipped(self) -> list[dict[str, Any]]:
-        return [f.skipped for i in sorted(self.done) if (f := self.done[i]).skipped is not None]
+        return [f.skipped for f in self.finished() if f.skipped is not None]
 
     def postfix(self) -> dict[str, str]:
         records = [t.record for t in self.tasks]
@@ -597,7 +594,7 @@ class FindingDoryRun:
         self.meta["skipped_episodes"] = self.skipped
         if self.out is None or self.traj_path is None:
             return
-        self.meta["elapsed_s"] = round(self._elapsed_before_s + time.monotonic() - self._started, 1)
+        self.stamp_elapsed()
         write_trajectories(self.traj_path, self.trajectories)  # first: the results never name a missing file
         write_results(self.out, self.tasks, self.meta)
 
@@ -607,22 +604,20 @@ class FindingDoryRun:
         assert self.out is not None
         stored = read_results(self.out)
         check_same_run(self.out, stored.meta, [u.key for u in units], self.meta)
+        self.resumed(stored.meta)
         tasks: dict[str, list[_Task]] = {}
         for record, data in zip(stored.records, stored.tasks, strict=True):
             tasks.setdefault(record.episode_id, []).append(StoredTask(record, dict(data)))
         skipped = {str(s.get("episode_id")): s for s in stored.meta.get("skipped_episodes") or []
                    if not str(s.get("error", "")).startswith(WORKER_LOST)}
-        traj_name = stored.meta.get(TRAJECTORIES_META_KEY)
-        traj_file = self.out.parent / str(traj_name) if traj_name else None
         trajectories: dict[str, list[Trajectory]] = {}
-        for t in read_trajectories(traj_file) if traj_file is not None and traj_file.exists() else []:
+        for t in stored_trajectories(self.out, stored.meta):
             trajectories.setdefault(t.episode_id.rsplit("/", 1)[0], []).append(t)
         for unit in units:
             _, episode_id = unit.payload
             if episode_id in tasks or episode_id in skipped:
                 self.done[unit.index] = _Finished(tuple(tasks.get(episode_id, ())),
                                                   tuple(trajectories.get(episode_id, ())), skipped.get(episode_id))
-        self._elapsed_before_s = float(stored.meta.get("elapsed_s", 0.0))
         return {units[i].key for i in self.done}
 
 
