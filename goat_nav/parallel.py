@@ -315,8 +315,9 @@ def ray_runtime(config: ParallelConfig) -> Iterator[tuple[Any, int]]:
     """(ray, number of workers) on a runtime for the run.
 
     A Ray already initialised in this process (a Python caller's) is used as it is and left running. Without
-    ``ray_address`` a local runtime with ``workers`` CPUs, no dashboard, worker logs kept out of this terminal and
-    a temporary folder of its own is started, and stopped (folder removed) afterwards. With ``ray_address`` this
+    ``ray_address`` a new local runtime (never another one of this machine) with ``workers`` CPUs, workers as nice
+    as this process, no dashboard, worker logs kept out of this terminal and a temporary folder of its own is
+    started, and stopped (folder removed) afterwards. With ``ray_address`` this
     process connects to the cluster as its driver and disconnects afterwards; the cluster keeps running.
     """
     ray = import_ray()
@@ -327,7 +328,10 @@ def ray_runtime(config: ParallelConfig) -> Iterator[tuple[Any, int]]:
     if config.ray_address is None:
         # Short path: Ray's socket names must fit in 107 bytes.
         temp_dir = tempfile.mkdtemp(prefix="goat-ray-", dir="/tmp" if os.path.isdir("/tmp") else None)
-        init: dict[str, Any] = dict(num_cpus=config.workers or 1, include_dashboard=False, _temp_dir=temp_dir)
+        # Workers as nice as this command: Ray's default (15 above the raylet) would put them behind every other
+        # job of a shared machine, and `nice goat-nav bench` should apply to the whole run.
+        init: dict[str, Any] = dict(address="local", num_cpus=config.workers or 1, include_dashboard=False,
+                                    _temp_dir=temp_dir, _system_config={"worker_niceness": 0})
     else:
         init = dict(address=config.ray_address)
     try:
