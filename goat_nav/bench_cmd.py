@@ -8,7 +8,7 @@ import importlib
 import sys
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 from tqdm import tqdm
 
@@ -21,13 +21,13 @@ from goat_core.matching.matcher import MatcherConfig
 from goat_core.matching.selection import StackConfig
 from goat_core.perception.factory import PerceptionConfig
 from goat_core.perception.model_folder import check_model_folder
-from goat_nav.episode_worker import GoatWorkerFactory
+from goat_nav.episode_worker import GoatWorkerFactory, ProceduralEpisodes
 from goat_nav.parallel import WorkerPool, parallel_config
 from goat_nav.record import check_bag_path
 from goat_nav.report import write_html_report
 from goat_nav.runner import RunConfig
 from goat_nav.suites.common import run_episodes
-from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_dataset
+from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_dataset, home_seeds
 from sim_bridge.embedded.home import HomeConfig
 from sim_bridge.embedded.sim import SimConfig
 
@@ -38,12 +38,18 @@ def _home_config(args: argparse.Namespace) -> HomeConfig:
     return HomeConfig(num_rooms=args.num_rooms)
 
 
-def _generate(args: argparse.Namespace, quiet: bool) -> GoatDataset:
+def _generate(args: argparse.Namespace, quiet: bool, pool: Optional[WorkerPool] = None) -> GoatDataset:
+    """The procedural episodes; with a pool of Ray workers each worker generates some (the same episodes)."""
     bar = tqdm(total=args.episodes, desc="generating episodes", unit="ep", disable=quiet, file=sys.stderr)
     def advance(_episode: object) -> None:
         bar.update(1)
 
-    dataset = generate_dataset(args.episodes, args.seed, _home_config(args), EpisodeGenConfig(), on_episode=advance)
+    if pool is not None and pool.distributed:
+        make = ProceduralEpisodes(args.seed, _home_config(args), EpisodeGenConfig())
+        dataset = GoatDataset(tuple(pool.map(make, list(enumerate(home_seeds(args.episodes, args.seed))), advance)))
+    else:
+        dataset = generate_dataset(args.episodes, args.seed, _home_config(args), EpisodeGenConfig(),
+                                   on_episode=advance)
     bar.close()
     return dataset
 
@@ -110,8 +116,10 @@ def stack_config(args: argparse.Namespace) -> StackConfig:
     return stack
 
 
-def prepare_run(args: argparse.Namespace, runner: str) -> tuple[Sequence[GoatEpisode], RunConfig, dict[str, Any]]:
-    """The episodes (read or generated), the run settings and the results' meta block of a bench command."""
+def prepare_run(args: argparse.Namespace, runner: str, pool: Optional[WorkerPool] = None,
+                ) -> tuple[Sequence[GoatEpisode], RunConfig, dict[str, Any]]:
+    """The episodes (read or generated, by the workers of ``pool`` if it has Ray workers), the run settings and
+    the results' meta block of a bench command."""
     run_config = run_config_from_args(args)  # settings first: a bad one fails before any episode is generated
     stack = stack_config(args)
     if args.episodes_file is not None:
@@ -119,7 +127,7 @@ def prepare_run(args: argparse.Namespace, runner: str) -> tuple[Sequence[GoatEpi
         episodes = episodes[: args.episodes] if args.episodes else episodes
         source = str(args.episodes_file)
     else:
-        episodes = _generate(args, quiet=args.quiet).episodes
+        episodes = _generate(args, quiet=args.quiet, pool=pool).episodes
         source = f"procedural seed={args.seed}"
     meta: dict[str, Any] = {"suite": args.suite, "source": source, "seed": args.seed,
                             "run_config": dataclasses.asdict(run_config),
@@ -139,9 +147,9 @@ def run_bench(args: argparse.Namespace) -> int:
     run_config = run_config_from_args(args)  # settings first: a bad one fails before any episode is generated
     workers = GoatWorkerFactory(run_config, agent_config_from_args(args, run_config), MatcherConfig(), SimConfig(),
                                 stack=stack_config(args), verbose=args.verbose, live=args.live)
-    # The workers start (and build their agents) while the episodes are generated.
+    # Workers first: Ray workers build their agents, then generate the procedural episodes (the serial run's).
     with WorkerPool(parallel_config(args), workers, max_units=args.episodes) as pool:
-        episodes, run_config, meta = prepare_run(args, "in_process")
+        episodes, run_config, meta = prepare_run(args, "in_process", pool)
         run = run_episodes(args, episodes, pool, meta)
     records, trajectories = run.records, run.trajectories
     summary = summarise(records)

@@ -27,8 +27,8 @@ from goat_core.types import DiscreteAction, Goal, GoalModality, Observation
 from goat_nav.parallel import WorkUnit
 from goat_nav.record import RecordedGoal, RunRecorder
 from goat_nav.runner import EpisodeRunner, RunConfig, SubtaskTrace, Trajectory
-from sim_bridge.embedded.episodes import task_goal_text
-from sim_bridge.embedded.home import Home
+from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_numbered_episode, task_goal_text
+from sim_bridge.embedded.home import Home, HomeConfig
 from sim_bridge.embedded.sim import SimConfig
 
 if TYPE_CHECKING:
@@ -187,6 +187,19 @@ def lost_episode_records(episode: GoatEpisode, error: str) -> list[SubtaskRecord
                           success=False, spl=0.0, path_length_m=0.0, geodesic_m=None, num_actions=0,
                           stop_reason="error", distance_to_goal_m=None, error=error)
             for i, task in enumerate(episode.tasks)]
+
+
+@dataclass(frozen=True)
+class ProceduralEpisodes:
+    """Makes procedural episode ``k`` of ``--seed`` from ``(k, home_seed)`` (picklable: workers generate them)."""
+
+    seed: int
+    home_config: HomeConfig
+    config: EpisodeGenConfig
+
+    def __call__(self, item: tuple[int, int]) -> GoatEpisode:
+        k, home_seed = item
+        return generate_numbered_episode(self.seed, k, home_seed, self.home_config, self.config)
 
 
 def episode_key(scene_id: Optional[str], episode_id: str) -> str:

@@ -36,7 +36,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional, Protocol, Sequence
+from typing import Any, Callable, Iterator, Optional, Protocol, Sequence, TypeVar
 
 from tqdm import tqdm
 
@@ -70,6 +70,8 @@ class EpisodeWorker(Protocol):
 
 
 WorkerFactory = Callable[[], EpisodeWorker]  # picklable (a frozen dataclass with __call__): built once per worker
+Item = TypeVar("Item")
+Result = TypeVar("Result")
 
 
 @dataclass(frozen=True)
@@ -244,6 +246,25 @@ class WorkerPool:
     def __exit__(self, *exc: object) -> None:
         self._stack.close()
 
+    @property
+    def distributed(self) -> bool:
+        """Whether the work runs in Ray workers (not in this process)."""
+        return self._scheduler is not None
+
+    def map(self, fn: Callable[[Item], Result], items: Sequence[Item],
+            on_done: Optional[Callable[[Result], None]] = None) -> list[Result]:
+        """``[fn(item) for item in items]``, computed by the workers (``fn`` picklable, a module-level function or
+        a frozen dataclass); ``on_done`` sees each result as it comes. A worker that dies costs its item one retry;
+        a second death, or an exception of ``fn``, stops the map."""
+        if self._scheduler is not None:
+            return self._scheduler.map(fn, items, on_done)
+        results = []
+        for item in items:
+            results.append(fn(item))
+            if on_done is not None:
+                on_done(results[-1])
+        return results
+
     def run(self, units: Sequence[WorkUnit], sink: ResultSink, recorder: Optional[RunRecorder] = None,
             total: Optional[int] = None, quiet: bool = False) -> RunStats:
         """Run ``units`` (the episodes of the plan still to run) and hand every result to ``sink``.
@@ -392,6 +413,10 @@ class UnitActor:
             payload = self._worker.run_unit(unit, None, lines.append)
         return _Done(payload, tuple(lines), fragment, _worker_info())
 
+    def call(self, fn: Callable[[Any], Any], item: Any) -> Any:
+        """``fn(item)`` in this worker's process (:meth:`WorkerPool.map`)."""
+        return fn(item)
+
     def close(self) -> None:
         if self._worker is not None:
             self._worker.close()
@@ -447,6 +472,44 @@ class _RayScheduler:
         for actor in self.idle:
             ray.kill(actor)
         self.idle = []
+
+    def map(self, fn: Callable[[Item], Result], items: Sequence[Item],
+            on_done: Optional[Callable[[Result], None]]) -> list[Result]:
+        ray = self.ray
+        fn_ref = ray.put(fn)
+        queue: deque[tuple[int, int]] = deque((i, 1) for i in range(len(items)))  # (item index, attempt)
+        results: dict[int, Result] = {}
+        running: dict[Any, tuple[Any, int, int]] = {}
+        try:
+            while queue or running:
+                while queue and self.idle:
+                    actor, (i, attempt) = self.idle.pop(), queue.popleft()
+                    running[actor.call.remote(fn_ref, items[i])] = (actor, i, attempt)
+                (ref,), _ = ray.wait(list(running), num_returns=1)
+                actor, i, attempt = running.pop(ref)
+                try:
+                    results[i] = ray.get(ref)
+                except ray.exceptions.RayActorError as exc:
+                    ray.kill(actor)
+                    self.idle.append(self._new_actor())
+                    if attempt >= MAX_ATTEMPTS:
+                        raise GoatError(f"item {i} of a distributed step ({getattr(fn, '__name__', fn)!r}): its worker "
+                                        f"died on all {attempt} attempts; last: {_short(exc)}") from None
+                    queue.appendleft((i, attempt + 1))
+                    continue
+                except ray.exceptions.RayTaskError as exc:
+                    self.idle.append(actor)
+                    cause = getattr(exc, "cause", None)
+                    if isinstance(cause, GoatError):
+                        raise cause from None
+                    raise
+                self.idle.append(actor)
+                if on_done is not None:
+                    on_done(results[i])
+        finally:
+            for actor, _, _ in running.values():
+                ray.kill(actor)
+        return [results[i] for i in range(len(items))]
 
     def run(self, units: Sequence[WorkUnit], sink: ResultSink, recorder: Optional[RunRecorder], progress: _Progress,
             stats: RunStats) -> None:
