@@ -44,6 +44,7 @@ class Run:
     wall_s: float
     load_1min: float
     peak_mb: list[float] = field(default_factory=list)  # per worker process
+    nodes: int = 1  # Ray nodes the workers ran on
     subtasks: list[Any] = field(default_factory=list)
     sr: float = 0.0
     spl: float = 0.0
@@ -66,9 +67,10 @@ def _bench(args: argparse.Namespace, out: Path, extra: list[str], env: Optional[
     if child.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({child.returncode}):\n{output[-3000:]}")
     run = Run(how="serial" if not extra else " ".join(extra), wall_s=wall_s, load_1min=load)
-    workers = re.search(r"peak memory per worker \[([0-9., ]*)\] MB", output)
+    workers = re.search(r"on (\d+) node\(s\) .*peak memory per worker \[([0-9., ]*)\] MB", output)
     if workers:
-        run.peak_mb = [float(x) for x in workers.group(1).split(",") if x.strip()]
+        run.nodes = int(workers.group(1))
+        run.peak_mb = [float(x) for x in workers.group(2).split(",") if x.strip()]
     else:  # serial: the command's own process is the worker
         run.peak_mb = [usage.ru_maxrss / 1024.0]
     data = json.loads(out.read_text())
@@ -101,7 +103,8 @@ def main() -> int:
             for k, (extra, env) in enumerate(plans):
                 run = _bench(args, root / f"r{repeat}-{k}.json", extra, env)
                 runs.append(run)
-                print(f"repeat {repeat}: {run.how:<32} {run.wall_s:7.1f} s  load {run.load_1min:5.2f}  peak "
+                print(f"repeat {repeat}: {run.how:<32} {run.wall_s:7.1f} s  load {run.load_1min:5.2f}  "
+                      f"{len(run.peak_mb)} worker(s) on {run.nodes} node(s), peak "
                       f"{', '.join(f'{m:.0f}' for m in run.peak_mb)} MB  SR {run.sr:.3f} SPL {run.spl:.3f}",
                       flush=True)
     finally:

@@ -81,6 +81,7 @@ class WorkerInfo:
     host: str
     pid: int
     peak_rss_mb: float
+    node: str = ""  # the Ray node id ("" in this process); several nodes may share a host
 
     @property
     def name(self) -> str:
@@ -182,9 +183,16 @@ def parallel_config(args: argparse.Namespace) -> ParallelConfig:
 # ------------------------------------------------------------------------------------------ the engine
 
 
-def _worker_info() -> WorkerInfo:
+def _worker_info(node: str = "") -> WorkerInfo:
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # Linux: kilobytes
-    return WorkerInfo(host=socket.gethostname(), pid=os.getpid(), peak_rss_mb=round(peak_kb / 1024.0, 1))
+    return WorkerInfo(host=socket.gethostname(), pid=os.getpid(), peak_rss_mb=round(peak_kb / 1024.0, 1), node=node)
+
+
+def _ray_worker_info() -> WorkerInfo:
+    """In a Ray worker (Ray is importable there): where it runs, with its node."""
+    import ray
+
+    return _worker_info(ray.get_runtime_context().get_node_id())
 
 
 class _Progress:
@@ -302,8 +310,8 @@ def describe(stats: RunStats, config: ParallelConfig) -> str:
     """One line on the workers of a run: where, their peak memory, deaths, retried and lost episodes."""
     where = "a local Ray runtime" if config.ray_address is None else f"the Ray cluster at {config.ray_address}"
     peaks = ", ".join(f"{w.peak_rss_mb:.0f}" for w in sorted(stats.workers.values(), key=lambda w: w.name))
-    hosts = len({w.host for w in stats.workers.values()})
-    return (f"workers: {len(stats.workers)} processes on {hosts} host(s) of {where}; peak memory per worker "
+    nodes = len({(w.host, w.node) for w in stats.workers.values()})
+    return (f"workers: {len(stats.workers)} processes on {nodes} node(s) of {where}; peak memory per worker "
             f"[{peaks}] MB; {stats.worker_deaths} worker deaths, {len(stats.retried)} episodes retried, "
             f"{len(stats.lost)} lost")
 
@@ -396,7 +404,7 @@ class UnitActor:
     def warm_up(self) -> WorkerInfo:
         if self._worker is None:
             self._worker = self._factory()
-        return _worker_info()
+        return _ray_worker_info()
 
     def run(self, unit: WorkUnit, record: bool, step_period_ns: int) -> _Done:
         self.warm_up()
@@ -411,7 +419,7 @@ class UnitActor:
                 fragment = capture_fragment(recorder)
         else:
             payload = self._worker.run_unit(unit, None, lines.append)
-        return _Done(payload, tuple(lines), fragment, _worker_info())
+        return _Done(payload, tuple(lines), fragment, _ray_worker_info())
 
     def call(self, fn: Callable[[Any], Any], item: Any) -> Any:
         """``fn(item)`` in this worker's process (:meth:`WorkerPool.map`)."""
