@@ -128,6 +128,10 @@ def _report(runs: list[Run]) -> None:
                                                                                              for r in group))]
         print(f"{how:<34}{median:>10.1f}{base / median:>9.2f}x{len(group):>6}  "
               f"{', '.join(f'{p:.0f}' for p in peaks)}")
+    episodes = len({(r["scene_id"], r["episode_id"]) for r in reference})
+    actions = sum(r["num_actions"] for r in reference)
+    print(f"per episode (serial): {base / episodes:.1f} s, {actions / episodes:.0f} actions "
+          f"({1000.0 * base / max(actions, 1):.0f} ms per action, generation and start-up included)")
     print(f"load average (1 min) before the runs: {', '.join(f'{r.load_1min:.2f}' for r in runs)}")
     print(f"every run gave the serial run's records (actions, SR, SPL): {'yes' if same else 'NO'}")
 
