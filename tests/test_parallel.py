@@ -107,8 +107,14 @@ def test_two_workers_give_the_serial_numbers_records_and_bag(
         episodes_file: Path, serial: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     results, bag = serial
     out, report = tmp_path / "results.json", tmp_path / "report.html"
-    code = _bench(episodes_file, out, "--workers", "2", "--record", str(tmp_path / "run"), "--report", str(report))
-    assert code == 0, capsys.readouterr().err
+    code = main(["bench", "--episodes-file", str(episodes_file), "--max-actions", str(BUDGET), "--out", str(out),
+                 "--workers", "2", "--record", str(tmp_path / "run"), "--report", str(report)])  # not --quiet
+    err = capsys.readouterr().err
+    assert code == 0, err
+    # One bar over both workers: the whole plan, SR/SPL so far and episodes per minute; then the workers' line.
+    final_bar = [line for line in err.replace("\r", "\n").splitlines() if line.startswith("episodes:")][-1]
+    assert "2/2" in final_bar and "SR=" in final_bar and "SPL=" in final_bar and "ep/min=" in final_bar, final_bar
+    assert "workers: 2 processes on 1 node(s) of a local Ray runtime" in err
     _assert_same_numbers(out, results)
     assert sum(r["num_actions"] for r in _subtasks(out)) > 20  # the episodes really moved
     # The bag of the workers' fragments, clocks shifted, is the serial run's bag message for message.
