@@ -250,7 +250,8 @@ def test_a_worker_dying_twice_records_an_error_and_resume_runs_the_episode(
     assert first == reference[: len(first)]
     assert len(lost) == len(units[1].payload.tasks)
     assert all(r["stop_reason"] == "error" and r["error"].startswith(WORKER_LOST) and not r["success"]
-               for r in lost)
+               and r["failure"] == "error" for r in lost)  # the failure taxonomy's class for it
+    assert json.loads(out.read_text())["summary"]["failures"]["error"] == len(lost)
     json.loads(out.read_text())  # a complete file, never a truncated one
     # --resume runs the lost episode again (on the cluster) and the file becomes the serial run's.
     code = _bench(episodes_file, out, "--resume", "--ray-address", cluster.address)
