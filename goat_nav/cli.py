@@ -138,19 +138,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_bench_args(args: argparse.Namespace) -> None:
+    """Combinations of ``goat-nav bench`` flags that cannot run, refused before any episode is generated."""
+    if (args.suite != "goat" or args.ros) and (
+            (args.perception, args.matcher, args.image_matcher) != ("ground_truth", "structured", "sift")
+            or args.keyframes):
+        raise GoatError("--perception/--matcher/--image-matcher other than the defaults and --keyframes run with "
+                        "the in-process GOAT suite only (goat-nav bench without --ros or --suite) for now")
+    if args.live is not None and (args.suite != "goat" or args.ros):
+        raise GoatError("--live serves the in-process GOAT suite (goat-nav bench without --ros or --suite); "
+                        "for a ROS graph run 'goat-nav view' next to it")
+    parallel_config(args)  # Ray missing, --ros or --live with workers, --resume without --out
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        if args.command == "bench" and (args.suite != "goat" or args.ros) and (
-                (args.perception, args.matcher, args.image_matcher) != ("ground_truth", "structured", "sift")
-                or args.keyframes):
-            raise GoatError("--perception/--matcher/--image-matcher other than the defaults and --keyframes run with "
-                            "the in-process GOAT suite only (goat-nav bench without --ros or --suite) for now")
-        if args.command == "bench" and args.live is not None and (args.suite != "goat" or args.ros):
-            raise GoatError("--live serves the in-process GOAT suite (goat-nav bench without --ros or --suite); "
-                            "for a ROS graph run 'goat-nav view' next to it")
         if args.command == "bench":
-            parallel_config(args)  # Ray missing, --ros with workers, --resume without --out: refused at once
+            _check_bench_args(args)
         if args.command == "bench" and args.ros:
             from goat_nav.ros_bench import run_ros_bench
 
