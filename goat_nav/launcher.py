@@ -108,8 +108,11 @@ def run_launch(args: argparse.Namespace) -> int:
     record = args.record is not None
     recorder = record_overrides(args.record) if record else {}  # a bad path fails before ROS is even loaded
     _require_ros()
-    from goat_ros.graph import RECORDER, node_factories
+    from goat_ros.graph import RECORDER, dds_environment, node_factories, repo_config_dir
     from goat_ros.spin import run_nodes
+
+    # Before any participant exists; node processes inherit it (why: config/fastdds.xml).
+    os.environ.update(dds_environment(repo_config_dir(), os.environ))
 
     overrides = parse_overrides(args.param or [])
     if record:
