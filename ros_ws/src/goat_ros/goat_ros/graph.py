@@ -79,7 +79,8 @@ SIM_SCENE_ID = "embedded/home_s1234_r5"  # the home `goat-nav launch sim` / sim.
 BRINGUP_PARAMS: dict[str, dict[str, dict[str, Any]]] = {
     "sim": {"sim_bridge": {"scene_id": SIM_SCENE_ID}},
     "bench": {"sim_bridge": {"republish_rate_hz": 0.0}},
-    "stretch": {"controller": {"sync_tolerance_s": 0.05}, "episode_player": {"reset_mode": "operator"}},
+    "stretch": {"controller": {"sync_tolerance_s": 0.05},
+                "episode_player": {"reset_mode": "operator", "reset_timeout_s": 900.0}},
 }
 
 

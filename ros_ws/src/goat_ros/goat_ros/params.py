@@ -80,6 +80,14 @@ class EpisodePlayerParams:
     start_delay_s: float = _p(1.0, "wait this long after all peers are discovered before the first episode")
     reset_mode: str = _p("sim", "how an episode starts: sim (the simulator's /sim/reset_episode) or operator (on "
                                 "the robot: the operator node asks a person to place the robot at the start)")
+    peers_timeout_s: float = _p(60.0, "start anyway this long after start-up if a peer (reset or render service, "
+                                      "goal subscriber, result publisher) is still missing; its subtasks then end "
+                                      "as errors naming it")
+    reset_timeout_s: float = _p(120.0, "an episode whose reset is not answered within this ends all its subtasks as "
+                                       "errors (the operator reset on the robot waits for a person: longer)")
+    render_timeout_s: float = _p(30.0, "an image goal whose rendering is not answered within this is an error")
+    result_timeout_s: float = _p(1800.0, "a subtask with no SubtaskResult this long after its goal is an error, "
+                                         "and the next one starts (500 actions on the robot take ~15 min)")
 
 
 @dataclass(frozen=True)
