@@ -135,6 +135,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _run_bench(args: argparse.Namespace) -> int:
+    if args.ros:
+        from goat_nav.ros_bench import run_ros_bench
+
+        return run_ros_bench(args)
+    from goat_nav.bench_cmd import run_bench
+
+    return run_bench(args)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -146,10 +156,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.command == "bench" and args.live is not None and (args.suite != "goat" or args.ros):
             raise GoatError("--live serves the in-process GOAT suite (goat-nav bench without --ros or --suite); "
                             "for a ROS graph run 'goat-nav view' next to it")
-        if args.command == "bench" and args.ros:
-            from goat_nav.ros_bench import run_ros_bench
+        if args.command == "bench":
+            from goat_nav.bench_outputs import claimed_outputs
 
-            return run_ros_bench(args)
+            with claimed_outputs(args):  # before any episode: bad output paths fail at once
+                return _run_bench(args)
         if args.command == "launch":
             from goat_nav.launcher import run_launch
 
@@ -159,10 +170,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             from goat_nav.launcher import run_view
 
             return {"goal": run_goal, "view": run_view}[args.command](args)
-        if args.command == "bench":
-            from goat_nav.bench_cmd import run_bench
-
-            return run_bench(args)
         if args.command == "report":
             from goat_nav.report import run_report
 
