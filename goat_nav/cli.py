@@ -85,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "room clause first, an instruction verb)")
     bench.add_argument("--out", type=Path, default=None, help="write results JSON here (updated per episode)")
     bench.add_argument("--report", type=Path, default=None, help="write a self-contained HTML report here")
+    bench.add_argument("--force", action="store_true", help="replace an existing --out results file")
     bench.add_argument("--max-actions", type=_positive_int, default=None,
                        help="action budget per subtask (default 500, GOAT-Bench)")
     bench.add_argument("--success-distance-m", type=float, default=None,
@@ -159,7 +160,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.command == "bench":
             from goat_nav.bench_outputs import claimed_outputs
 
-            with claimed_outputs(args):  # before any episode: bad output paths fail at once
+            with claimed_outputs(args):  # before any episode: bad paths and a taken --out fail at once
                 return _run_bench(args)
         if args.command == "launch":
             from goat_nav.launcher import run_launch

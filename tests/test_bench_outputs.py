@@ -1,16 +1,20 @@
-"""`goat-nav bench` checks its output files before the first episode (issue 16), through the real CLI.
+"""`goat-nav bench` checks and claims its output files before the first episode (issue 16), through the real CLI.
 
-Bad ``--out``/``--report`` paths fail with rc 2 and one line before any episode runs.
+Bad ``--out``/``--report`` paths fail with rc 2 and one line before any episode runs; an existing results file is
+not overwritten without ``--force``; a second run on the ``--out`` of a running one fails at once.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from goat_core.bench.outputs import lock_path
 from goat_nav.cli import main
 
 TINY = ["bench", "--episodes", "1", "--seed", "5", "--max-actions", "6", "--quiet"]
@@ -48,3 +52,32 @@ def test_a_read_only_folder_fails_before_any_episode(tmp_path: Path, capsys: pyt
         _fails_at_once([*TINY, "--report", str(folder / "r.html")], capsys, "--report", "not writable")
     finally:
         folder.chmod(0o755)
+
+
+def test_an_existing_results_file_is_kept_unless_forced(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "results.json"
+    out.write_text('{"an": "earlier run"}')
+    _fails_at_once([*TINY, "--out", str(out)], capsys, "already there", "--force")
+    assert out.read_text() == '{"an": "earlier run"}'
+    assert not lock_path(out).exists()
+    assert main([*TINY, "--out", str(out), "--force"]) == 0
+    assert '"subtasks"' in out.read_text()
+    assert not lock_path(out).exists()
+
+
+def test_a_second_run_on_the_same_out_fails_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "results.json"
+    first = subprocess.Popen([sys.executable, "-m", "goat_nav.cli", *TINY[:2], "3", *TINY[3:], "--out", str(out)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60.0
+        while not lock_path(out).exists() or not lock_path(out).read_text().strip():
+            assert first.poll() is None, first.communicate()[1]
+            assert time.monotonic() < deadline, "the first run never claimed its --out"
+            time.sleep(0.1)
+        _fails_at_once([*TINY, "--out", str(out), "--force"], capsys, "another run is writing it",
+                       f"pid {first.pid}")
+    finally:
+        first.kill()
+        first.wait()
+    assert main([*TINY, "--out", str(out), "--force"]) == 0  # the kernel dropped the killed run's lock
