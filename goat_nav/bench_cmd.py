@@ -17,6 +17,7 @@ from tqdm import tqdm
 from goat_core.agent import AgentConfig
 from goat_core.bench.episodes import GoatDataset, GoatEpisode, goals_for_task, load_goat_dataset, save_goat_dataset
 from goat_core.bench.langmap import EXTRA_LEVELS
+from goat_core.bench.outputs import run_progress
 from goat_core.bench.results import SubtaskRecord, Summary, summarise, write_results_json
 from goat_core.errors import GoatError
 from goat_core.mapping.keyframes import KeyframeConfig
@@ -244,6 +245,7 @@ def run_bench(args: argparse.Namespace) -> int:
             bar.set_postfix(SR=f"{summary.success_rate:.2f}", SPL=f"{summary.spl:.2f}")
             if args.out is not None and traj_path is not None:
                 meta["elapsed_s"] = round(time.monotonic() - started, 1)
+                meta.update(run_progress(episodes, len(records)))
                 write_trajectories(traj_path, trajectories)  # first: the results never name a missing file
                 write_results_json(args.out, records, summary, meta)
     summary = summarise(records)

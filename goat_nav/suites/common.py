@@ -24,6 +24,7 @@ from tqdm import tqdm
 
 from goat_core.agent import AgentConfig
 from goat_core.bench.episodes import GoatEpisode, load_goat_dataset
+from goat_core.bench.outputs import run_progress
 from goat_core.bench.results import GroupStats, SubtaskRecord, summarise, write_results_json
 from goat_core.matching.embeddings import SentenceEmbedder
 from goat_core.matching.matcher import MatcherConfig
@@ -114,6 +115,7 @@ def run_episodes(args: argparse.Namespace, episodes: Sequence[GoatEpisode], runn
             if args.out is not None and traj_path is not None:
                 meta["elapsed_s"] = round(time.monotonic() - started, 1)
                 meta[args.suite] = suite_meta(run.records)
+                meta.update(run_progress(episodes, len(run.records)))
                 write_trajectories(traj_path, run.trajectories)  # first: the results never name a missing file
                 write_results_json(args.out, run.records, summary, meta)
     run.bag = recorder.folder if recorder is not None else None

@@ -5,7 +5,8 @@ wrong with a path (a folder, a file standing where a folder should be, no write 
 :class:`ResultsClaim` makes a results file belong to one run: an existing file (a finished or partial earlier
 run) is kept unless the caller forces a replacement, and a second run on the same file fails at once instead of
 both overwriting each other. The claim is an exclusive ``flock`` on ``<file>.lock``, which the kernel drops when
-the process ends, however it ends.
+the process ends, however it ends. While the run goes on, the file's meta says how much of the run it holds
+(:func:`run_progress`), so an interrupted run's file reads as partial (:func:`partial_run_note`).
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ import os
 import tempfile
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Optional, Union
+from typing import IO, Any, Mapping, Optional, Sequence, Union
 
+from goat_core.bench.episodes import GoatEpisode
 from goat_core.errors import GoatError
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -107,3 +109,18 @@ class ResultsClaim:
         self._lock.close()
         self._lock = None
 
+
+def run_progress(episodes: Sequence[GoatEpisode], num_records: int) -> dict[str, Any]:
+    """The meta entries that say how much of its run a results file holds: the planned episodes and subtasks,
+    and ``complete`` (every planned subtask has its record). Written with every rewrite of the file."""
+    planned = sum(len(episode.tasks) for episode in episodes)
+    return {"planned_episodes": len(episodes), "planned_subtasks": planned, "complete": num_records >= planned}
+
+
+def partial_run_note(meta: Mapping[str, Any], num_records: int) -> Optional[str]:
+    """One line saying a results file is partial (``complete`` false); None for a complete run, and for files
+    written before runs recorded their progress (nothing to say either way)."""
+    if meta.get("complete") is not False:
+        return None
+    return (f"PARTIAL RUN: {num_records} of {meta.get('planned_subtasks', '?')} planned subtasks "
+            f"({meta.get('planned_episodes', '?')} episodes planned); the run did not finish")
