@@ -43,7 +43,7 @@ from goat_interfaces.msg import InstanceLabels, Instances, SubtaskOutcome
 from goat_ros import conversions as cv
 from goat_ros import topics
 from goat_ros.observation_sync import ActionFeedback, ObservationSync, to_episode_frame
-from goat_ros.params import ControllerParams, declare
+from goat_ros.params import ControllerParams, check_controller_params, declare
 
 if TYPE_CHECKING:
     from goat_stretch.nav2_mode import Nav2GoalSender, Nav2Outcome
@@ -51,8 +51,6 @@ if TYPE_CHECKING:
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 GOAL_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-MOTION_MODES = ("discrete", "nav2")
-NAV2_FRAMES = (topics.ODOM_FRAME, topics.MAP_FRAME)
 
 
 @dataclass
@@ -84,7 +82,7 @@ class ControllerNode(Node):
         a stand-in); None builds nav2_simple_commander's BasicNavigator."""
         super().__init__(name, cli_args=cli_args)
         self.params = declare(self, ControllerParams)
-        self._check_motion_params()
+        check_controller_params(self.params)
         self._nav2 = self._build_nav2(nav2_navigator) if self.params.motion_mode == "nav2" else None
         self.agent = self._build_agent()
         self._sync = ObservationSync(with_segmentation=self.params.perception_backend == "ground_truth",
@@ -113,18 +111,6 @@ class ControllerNode(Node):
             self._nav2.start_waiting_until_active(self._post_nav2_event)
         self.get_logger().info(f"controller ready (perception: {self.params.perception_backend}, "
                                f"motion: {self.params.motion_mode})")
-
-    def _check_motion_params(self) -> None:
-        p = self.params
-        if p.motion_mode not in MOTION_MODES:
-            raise ConfigError(f"controller motion_mode must be one of {', '.join(MOTION_MODES)}, got "
-                              f"{p.motion_mode!r}")
-        if p.motion_mode == "nav2" and p.nav2_frame_id not in NAV2_FRAMES:
-            raise ConfigError(f"controller nav2_frame_id must be one of {', '.join(NAV2_FRAMES)}, got "
-                              f"{p.nav2_frame_id!r}")
-        if p.motion_mode == "nav2" and not (p.nav2_standoff_m > 0.0 and p.nav2_timeout_s > 0.0):
-            raise ConfigError(f"controller nav2_standoff_m and nav2_timeout_s must be positive, got "
-                              f"{p.nav2_standoff_m!r} and {p.nav2_timeout_s!r}")
 
     def _build_nav2(self, navigator: Any) -> Nav2GoalSender:
         """The Nav2 sender, before the agent is built: GoatError at once without nav2_simple_commander."""
@@ -208,6 +194,8 @@ class ControllerNode(Node):
             self.get_logger().warning(f"goal {msg.episode_id}/{msg.subtask_index} rejected: {exc}")
             self._finish(SubtaskOutcome.ERROR, str(exc))
             return
+        if self.agent.goal_note is not None:
+            self.get_logger().warning(f"goal {msg.episode_id}/{msg.subtask_index}: {self.agent.goal_note}")
         self._publish_goal_marker(msg)
         self._try_act()
 

@@ -11,6 +11,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from goat_core.errors import ConfigError
 from goat_ros import topics
 
 P = TypeVar("P")
@@ -207,6 +208,22 @@ PARAMS_BY_NODE: dict[str, type] = {
 def describe(params_type: type) -> dict[str, tuple[Any, str]]:
     """name -> (default, description) of every field of a params dataclass."""
     return {f.name: (f.default, f.metadata.get("description", "")) for f in dataclasses.fields(params_type)}
+
+
+MOTION_MODES = ("discrete", "nav2")  # controller motion_mode
+NAV2_FRAMES = (topics.ODOM_FRAME, topics.MAP_FRAME)  # controller nav2_frame_id
+
+
+def check_controller_params(p: ControllerParams) -> None:
+    """ConfigError naming the first controller motion setting out of its range (checked before anything is built)."""
+    if p.motion_mode not in MOTION_MODES:
+        raise ConfigError(f"controller motion_mode must be one of {', '.join(MOTION_MODES)}, got {p.motion_mode!r}")
+    if p.motion_mode == "nav2" and p.nav2_frame_id not in NAV2_FRAMES:
+        raise ConfigError(f"controller nav2_frame_id must be one of {', '.join(NAV2_FRAMES)}, got "
+                          f"{p.nav2_frame_id!r}")
+    if p.motion_mode == "nav2" and not (p.nav2_standoff_m > 0.0 and p.nav2_timeout_s > 0.0):
+        raise ConfigError(f"controller nav2_standoff_m and nav2_timeout_s must be positive, got "
+                          f"{p.nav2_standoff_m!r} and {p.nav2_timeout_s!r}")
 
 
 def declare(node: Any, params_type: type[P]) -> P:
