@@ -133,9 +133,10 @@ def run_launch(args: argparse.Namespace) -> int:
 def run_view(args: argparse.Namespace) -> int:
     """`goat-nav view`: the live_view node alone, next to a running graph (same ROS_DOMAIN_ID)."""
     _require_ros()
-    from goat_ros.graph import NODES, params_args, repo_config_dir
+    from goat_ros.graph import NODES, dds_environment, params_args, repo_config_dir
     from goat_ros.spin import run_nodes
 
+    os.environ.update(dds_environment(repo_config_dir(), os.environ))  # it takes the camera images too
     spec = NODES["live_view"]
     overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
     cli_args = params_args(spec, repo_config_dir(), overrides)
