@@ -141,6 +141,8 @@ class StretchDriverParams:
     stall_time_s: float = _p(1.5, "no progress for this long is a contact: the base stops, collided is reported")
     obstacle_margin_m: float = _p(0.10, "refuse a forward step when depth shows an obstacle closer than step + this")
     camera_height_m: float = _p(1.31, "head camera optical centre above the floor, for the obstacle check")
+    head_calibration_file: str = _p("", "stretch_ros2's controller_calibration_head.yaml (head angle offsets, as "
+                                        "stretch_driver applies them); empty: uncalibrated, offsets 0")
     max_depth_age_s: float = _p(0.5, "a depth frame older than this does not count (forward steps are refused)")
     observation_wait_s: float = _p(1.0, "after an action, wait this long for a depth frame of the new pose")
     accept_cmd_vel: bool = _p(False, "subscribe to /cmd_vel (geometry_msgs/Twist, e.g. from Nav2's controller "
