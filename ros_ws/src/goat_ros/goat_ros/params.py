@@ -68,6 +68,9 @@ class ControllerParams:
     nav2_localizer: str = _p("amcl", "nav2: the localization node waitUntilNav2Active waits for: amcl (also its "
                                      "initial pose), robot_localization (not waited for) or another lifecycle "
                                      "node, e.g. slam_toolbox")
+    nav2_initial_pose: str = _p("", "nav2 with amcl: the robot's pose in the map frame at start-up, 'x_m y_m "
+                                    "yaw_rad'; AMCL is set to it (empty: nav2 mode is refused with amcl, as "
+                                    "nav2_simple_commander would reset AMCL to the map origin)")
 
 
 @dataclass(frozen=True)
