@@ -146,6 +146,9 @@ class StretchDriverParams:
     camera_height_m: float = _p(1.31, "head camera optical centre above the floor, for the obstacle check")
     head_calibration_file: str = _p("", "stretch_ros2's controller_calibration_head.yaml (head angle offsets, as "
                                         "stretch_driver applies them); empty: uncalibrated, offsets 0")
+    head_camera_sideways: bool = _p(True, "the head camera is mounted on its side (the Stretch's D435i): depth and "
+                                          "intrinsics are turned 90 deg clockwise to upright before the obstacle "
+                                          "check, as stretch_ros2 does; false for an upright camera")
     max_depth_age_s: float = _p(0.5, "a depth frame older than this does not count (forward steps are refused)")
     observation_wait_s: float = _p(1.0, "after an action, wait this long for a depth frame of the new pose")
     accept_cmd_vel: bool = _p(False, "subscribe to /cmd_vel (geometry_msgs/Twist, e.g. from Nav2's controller "

@@ -44,6 +44,7 @@ from goat_ros import topics
 from goat_ros.params import StretchDriverParams, declare
 from goat_stretch.body import RobotLike, RobotNotReadyError, base_pose
 from goat_stretch.bringup import executor_config, head_calibration, make_robot, shutdown_exceptions, velocity_config
+from goat_stretch.camera import head_depth_snapshot
 from goat_stretch.driver import DepthSnapshot, DiscreteActionExecutor, MonotonicClock
 from goat_stretch.velocity import VelocityController, VelocityOutcome, VelocityReason
 
@@ -113,8 +114,8 @@ class StretchDriverNode(Node):
         age_s = (self.get_clock().now().nanoseconds - depth[0]) * 1e-9
         if age_s > self.params.max_depth_age_s:
             return None
-        return DepthSnapshot(cv.image_to_depth(depth[1]), intr, self._head.tilt_rad(),
-                             self.params.camera_height_m)
+        return head_depth_snapshot(cv.image_to_depth(depth[1]), intr, self._head.tilt_rad(),
+                                   self.params.camera_height_m, self.params.head_camera_sideways)
 
     def _depth_after(self, after_ns: int) -> Optional[int]:
         """Stamp (ns) of the first depth frame received after ``after_ns``, waiting up to observation_wait_s."""
