@@ -30,6 +30,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fake_stretch import FLEET_ID, FakeStretchProcess, servo_specs, write_fleet  # noqa: E402
+from teardown import end_event_loop  # noqa: E402
 
 SETUP_HINT = "install it with 'bash scripts/setup.sh --test' (hello-robot-stretch-body --no-deps + its imports)"
 
@@ -134,3 +135,4 @@ def stretch(fake_hardware: Callable[..., FakeStretchProcess],
     yield start
     for robot in robots:
         robot.stop()
+        end_event_loop(robot)

@@ -301,6 +301,7 @@ class StepperBoard(RpcBoard):
             return bytes([18]) + board_info("Stepper.3", STEPPER_FIRMWARE) + bytes([STEPPER_TYPES[self.name]])
         if rpc_id == 1:  # RPC_SET_COMMAND
             self.pending = StepperCommand.unpack(body)
+            self._sync_seen = self.bp.sync_count  # in sync mode it waits for the next pulse after its arrival
             self._take_pending()
             return bytes([2]) + struct.pack("<H", 0)  # CommandReply: ctrl_cycle_cnt
         if rpc_id == 3:  # RPC_GET_STATUS
@@ -320,10 +321,6 @@ class StepperBoard(RpcBoard):
         if rpc_id == 29:  # RPC_GET_STATUS_AUX
             return bytes([30]) + bytes(12)
         return bytes([rpc_id + 1])  # motion limits, trajectory reset...: an empty reply with the reply id
-
-    def on_sync_pulse(self) -> None:
-        self._advance()
-        self._take_pending()
 
     # --------------------------------------------------------------------------------- control
     def _sync_mode(self) -> bool:
@@ -479,10 +476,13 @@ class PimuBoard(RpcBoard):
                 self.runstop_event = True
             self._drive_line()
             return bytes([6]) + struct.pack("<I", bits)
-        if rpc_id == 9:  # RPC_SET_MOTOR_SYNC
+        if rpc_id == 9:  # RPC_SET_MOTOR_SYNC: every motor takes its waiting command at the same instant
             self.bp.sync_count += 1
-            for board in self._listeners():
-                board.on_sync_pulse()
+            boards = self._listeners()
+            for board in boards:
+                board._advance()  # motion up to the pulse, under the old commands
+            for board in boards:
+                board._take_pending()  # no time passes between the boards (the wheels start together)
             return bytes([10]) + struct.pack("<h", self.bp.sync_count & 0x7FFF)
         if rpc_id == 13:
             return bytes([14]) + struct.pack("<h", 0)

@@ -10,6 +10,7 @@ import time
 from typing import Any, Callable
 
 import pytest
+from teardown import end_event_loop
 
 from goat_core.types import DiscreteAction
 
@@ -63,6 +64,7 @@ def test_node_starts_stretch_body_serves_a_turn_and_stops_the_base_at_shutdown(
     finally:
         executor.shutdown()
         driver.close()  # stops the base, then stretch_body (every motor in safety)
+        end_event_loop(driver._robot)
         driver.destroy_node()
         client_node.destroy_node()
         rclpy.try_shutdown()
