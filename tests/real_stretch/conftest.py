@@ -15,6 +15,7 @@ machine) is moved into the temporary fleet so concurrent test runs on one machin
 
 from __future__ import annotations
 
+import faulthandler
 import logging
 import os
 import random
@@ -90,11 +91,20 @@ def robot_params() -> dict[str, Any]:
     return RobotParams.get_params()[1]
 
 
+HANG_LIMIT_S = 180.0  # a test on the real stretch_body taking longer than this ends the run (see fake_hardware)
+
+
 @pytest.fixture()
 def fake_hardware() -> Iterator[Callable[..., FakeStretchProcess]]:
-    """``make(homed=True)``: a fresh fake Stretch 3 on the fleet's USB paths (closed after the test)."""
+    """``make(homed=True)``: a fresh fake Stretch 3 on the fleet's USB paths (closed after the test).
+
+    stretch_body's asyncio ``push_command`` waits for its future without a timeout; on a heavily loaded machine it
+    was seen to wait for ever (twice, load average above 20). So that a CI run fails instead of hanging, a test
+    here that lasts HANG_LIMIT_S dumps every thread's stack and exits the process (faulthandler, exit=True).
+    """
     require_stretch_body()
     assert DEV is not None
+    faulthandler.dump_traceback_later(HANG_LIMIT_S, exit=True)
     made: list[FakeStretchProcess] = []
 
     def make(homed: bool = True) -> FakeStretchProcess:
@@ -105,6 +115,7 @@ def fake_hardware() -> Iterator[Callable[..., FakeStretchProcess]]:
     yield make
     for fake in made:
         fake.close()
+    faulthandler.cancel_dump_traceback_later()
 
 
 @pytest.fixture()
