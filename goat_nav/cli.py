@@ -87,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "room clause first, an instruction verb)")
     bench.add_argument("--out", type=Path, default=None, help="write results JSON here (updated per episode)")
     bench.add_argument("--report", type=Path, default=None, help="write a self-contained HTML report here")
+    bench.add_argument("--force", action="store_true", help="replace an existing --out results file")
     bench.add_argument("--max-actions", type=_positive_int, default=None,
                        help="action budget per subtask (default 500, GOAT-Bench)")
     bench.add_argument("--success-distance-m", type=float, default=None,
@@ -151,15 +152,25 @@ def _check_bench_args(args: argparse.Namespace) -> None:
     parallel_config(args)  # Ray missing, --ros or --live with workers, --resume without --out
 
 
+def _run_bench(args: argparse.Namespace) -> int:
+    if args.ros:
+        from goat_nav.ros_bench import run_ros_bench
+
+        return run_ros_bench(args)
+    from goat_nav.bench_cmd import run_bench
+
+    return run_bench(args)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "bench":
             _check_bench_args(args)
-        if args.command == "bench" and args.ros:
-            from goat_nav.ros_bench import run_ros_bench
+            from goat_nav.bench_outputs import claimed_outputs
 
-            return run_ros_bench(args)
+            with claimed_outputs(args):  # before any episode: bad paths and a taken --out fail at once
+                return _run_bench(args)
         if args.command == "launch":
             from goat_nav.launcher import run_launch
 
@@ -169,10 +180,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             from goat_nav.launcher import run_view
 
             return {"goal": run_goal, "view": run_view}[args.command](args)
-        if args.command == "bench":
-            from goat_nav.bench_cmd import run_bench
-
-            return run_bench(args)
         if args.command == "report":
             from goat_nav.report import run_report
 

@@ -19,7 +19,7 @@ from typing import Any, Callable, Generic, Mapping, Sequence, TypeVar
 from goat_core.errors import ConfigError
 from goat_nav.parallel import WorkUnit
 
-PLAN_META_KEY = "planned_episodes"  # results meta: the keys of every episode of the run, in plan order
+PLAN_META_KEY = "episode_plan"  # results meta: the keys of every episode of the run, in plan order
 # Meta entries that decide the numbers: a resumed command must have the same ones as the file.
 SETTINGS_KEYS = ("suite", "run_config", "agent_config", "stack", "perception", "gen_config", "num_rooms")
 

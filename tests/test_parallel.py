@@ -95,7 +95,7 @@ def _assert_same_numbers(path: Path, reference: Path) -> None:
     ours, theirs = read_results_json(path), read_results_json(reference)
     assert [r.to_json() for r in ours.records] == [r.to_json() for r in theirs.records]
     assert ours.summary == theirs.summary
-    assert ours.meta["planned_episodes"] == theirs.meta["planned_episodes"]
+    assert ours.meta[PLAN_META_KEY] == theirs.meta[PLAN_META_KEY]
 
 
 def _bag_messages(bag: Path) -> list[tuple[str, int, bytes]]:
@@ -132,7 +132,7 @@ def _partial_copy(results: Path, out: Path, keep_episodes: int, tamper: bool) ->
     """What an interrupted run leaves: the results and trajectories of the first ``keep_episodes`` episodes.
     ``tamper``: add 1 m to their path lengths, so that a resumed run shows whether it kept them or ran them."""
     stored = read_results_json(results)
-    keys = stored.meta["planned_episodes"][:keep_episodes]
+    keys = stored.meta[PLAN_META_KEY][:keep_episodes]
     kept = [r for r in stored.records if f"{r.scene_id}/{r.episode_id}" in keys]
     if tamper:
         kept = [dataclasses.replace(r, path_length_m=r.path_length_m + 1.0) for r in kept]

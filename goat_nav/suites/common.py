@@ -22,6 +22,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from goat_core.agent import AgentConfig
 from goat_core.bench.episodes import GoatEpisode, load_goat_dataset
+from goat_core.bench.outputs import run_progress
 from goat_core.bench.results import GroupStats, SubtaskRecord, read_results_json, summarise, write_results_json
 from goat_core.matching.matcher import MatcherConfig
 from goat_nav.episode_worker import (
@@ -118,6 +119,7 @@ class GoatResults(PlanResults[_Finished]):
         if self.traj_path is not None:
             meta[TRAJECTORIES_META_KEY] = self.traj_path.name
         self.suite = suite
+        self.planned: Sequence[GoatEpisode] = ()  # every episode of the run, for its progress entries
         self.annotate = annotate
         self.suite_meta = suite_meta
 
@@ -150,6 +152,7 @@ class GoatResults(PlanResults[_Finished]):
         self.stamp_elapsed()
         if self.suite_meta is not None:
             self.meta[self.suite] = self.suite_meta(records)
+        self.meta.update(run_progress(self.planned, len(records)))
         write_trajectories(self.traj_path, self.trajectories)  # first: the results never name a missing file
         write_results_json(self.out, records, summarise(records), self.meta)
 
@@ -184,6 +187,7 @@ def run_episodes(args: argparse.Namespace, episodes: Sequence[GoatEpisode], pool
     recorder = RunRecorder(args.record, run_info=meta) if getattr(args, "record", None) is not None else None
     units = episode_units(episodes)
     sink = GoatResults(args.out, args.suite, meta, annotate or (lambda _episode, record: record), suite_meta)
+    sink.planned = episodes
     todo = plan_run(args, units, meta, sink.load)
     with recorder if recorder is not None else contextlib.nullcontext():
         stats = pool.run(todo, sink, recorder=recorder, total=len(units), quiet=args.quiet)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 PACKAGE = "goat_ros"  # the ROS package that installs the executables below, unless a node names another
 
@@ -79,7 +79,8 @@ SIM_SCENE_ID = "embedded/home_s1234_r5"  # the home `goat-nav launch sim` / sim.
 BRINGUP_PARAMS: dict[str, dict[str, dict[str, Any]]] = {
     "sim": {"sim_bridge": {"scene_id": SIM_SCENE_ID}},
     "bench": {"sim_bridge": {"republish_rate_hz": 0.0}},
-    "stretch": {"controller": {"sync_tolerance_s": 0.05}, "episode_player": {"reset_mode": "operator"}},
+    "stretch": {"controller": {"sync_tolerance_s": 0.05},
+                "episode_player": {"reset_mode": "operator", "reset_timeout_s": 900.0}},
 }
 
 
@@ -102,6 +103,22 @@ def bringup_nodes(bringup: str, record: bool = False) -> tuple[str, ...]:
 def repo_config_dir() -> Path:
     """config/ of the source checkout (this file is ros_ws/src/goat_ros/goat_ros/graph.py)."""
     return Path(__file__).resolve().parents[4] / "config"
+
+
+FASTDDS_PROFILE = "fastdds.xml"  # in config/: the transports every node process uses (why: in the file)
+FASTDDS_PROFILE_VARS = ("FASTRTPS_DEFAULT_PROFILES_FILE", "FASTDDS_DEFAULT_PROFILES_FILE")
+
+
+def dds_environment(config_dir: Path, environ: Mapping[str, str]) -> dict[str, str]:
+    """Environment variables to add for node processes: config/fastdds.xml as Fast DDS's profile.
+
+    Nothing when another rmw is chosen or the user already names a Fast DDS profile (theirs wins).
+    """
+    if environ.get("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp") != "rmw_fastrtps_cpp":
+        return {}
+    if any(environ.get(var) for var in FASTDDS_PROFILE_VARS):
+        return {}
+    return {FASTDDS_PROFILE_VARS[0]: str(config_dir / FASTDDS_PROFILE)}
 
 
 def params_args(spec: NodeSpec, config_dir: Path, overrides: dict[str, Any]) -> list[str]:

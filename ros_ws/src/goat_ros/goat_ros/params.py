@@ -11,6 +11,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from goat_core.errors import ConfigError
 from goat_ros import topics
 
 P = TypeVar("P")
@@ -67,6 +68,9 @@ class ControllerParams:
     nav2_localizer: str = _p("amcl", "nav2: the localization node waitUntilNav2Active waits for: amcl (also its "
                                      "initial pose), robot_localization (not waited for) or another lifecycle "
                                      "node, e.g. slam_toolbox")
+    nav2_initial_pose: str = _p("", "nav2 with amcl: the robot's pose in the map frame at start-up, 'x_m y_m "
+                                    "yaw_rad'; AMCL is set to it (empty: nav2 mode is refused with amcl, as "
+                                    "nav2_simple_commander would reset AMCL to the map origin)")
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,14 @@ class EpisodePlayerParams:
     start_delay_s: float = _p(1.0, "wait this long after all peers are discovered before the first episode")
     reset_mode: str = _p("sim", "how an episode starts: sim (the simulator's /sim/reset_episode) or operator (on "
                                 "the robot: the operator node asks a person to place the robot at the start)")
+    peers_timeout_s: float = _p(60.0, "start anyway this long after start-up if a peer (reset or render service, "
+                                      "goal subscriber, result publisher) is still missing; its subtasks then end "
+                                      "as errors naming it")
+    reset_timeout_s: float = _p(120.0, "an episode whose reset is not answered within this ends all its subtasks as "
+                                       "errors (the operator reset on the robot waits for a person: longer)")
+    render_timeout_s: float = _p(30.0, "an image goal whose rendering is not answered within this is an error")
+    result_timeout_s: float = _p(1800.0, "a subtask with no SubtaskResult this long after its goal is an error, "
+                                         "and the next one starts (500 actions on the robot take ~15 min)")
 
 
 @dataclass(frozen=True)
@@ -132,6 +144,11 @@ class StretchDriverParams:
     stall_time_s: float = _p(1.5, "no progress for this long is a contact: the base stops, collided is reported")
     obstacle_margin_m: float = _p(0.10, "refuse a forward step when depth shows an obstacle closer than step + this")
     camera_height_m: float = _p(1.31, "head camera optical centre above the floor, for the obstacle check")
+    head_calibration_file: str = _p("", "stretch_ros2's controller_calibration_head.yaml (head angle offsets, as "
+                                        "stretch_driver applies them); empty: uncalibrated, offsets 0")
+    head_camera_sideways: bool = _p(True, "the head camera is mounted on its side (the Stretch's D435i): depth and "
+                                          "intrinsics are turned 90 deg clockwise to upright before the obstacle "
+                                          "check, as stretch_ros2 does; false for an upright camera")
     max_depth_age_s: float = _p(0.5, "a depth frame older than this does not count (forward steps are refused)")
     observation_wait_s: float = _p(1.0, "after an action, wait this long for a depth frame of the new pose")
     accept_cmd_vel: bool = _p(False, "subscribe to /cmd_vel (geometry_msgs/Twist, e.g. from Nav2's controller "
@@ -199,6 +216,22 @@ PARAMS_BY_NODE: dict[str, type] = {
 def describe(params_type: type) -> dict[str, tuple[Any, str]]:
     """name -> (default, description) of every field of a params dataclass."""
     return {f.name: (f.default, f.metadata.get("description", "")) for f in dataclasses.fields(params_type)}
+
+
+MOTION_MODES = ("discrete", "nav2")  # controller motion_mode
+NAV2_FRAMES = (topics.ODOM_FRAME, topics.MAP_FRAME)  # controller nav2_frame_id
+
+
+def check_controller_params(p: ControllerParams) -> None:
+    """ConfigError naming the first controller motion setting out of its range (checked before anything is built)."""
+    if p.motion_mode not in MOTION_MODES:
+        raise ConfigError(f"controller motion_mode must be one of {', '.join(MOTION_MODES)}, got {p.motion_mode!r}")
+    if p.motion_mode == "nav2" and p.nav2_frame_id not in NAV2_FRAMES:
+        raise ConfigError(f"controller nav2_frame_id must be one of {', '.join(NAV2_FRAMES)}, got "
+                          f"{p.nav2_frame_id!r}")
+    if p.motion_mode == "nav2" and not (p.nav2_standoff_m > 0.0 and p.nav2_timeout_s > 0.0):
+        raise ConfigError(f"controller nav2_standoff_m and nav2_timeout_s must be positive, got "
+                          f"{p.nav2_standoff_m!r} and {p.nav2_timeout_s!r}")
 
 
 def declare(node: Any, params_type: type[P]) -> P:
