@@ -62,7 +62,8 @@ def test_stretch_body_is_the_installed_package_not_a_copy_in_this_repository() -
     tracked = [p for p in REPO.rglob("stretch_body") if ".venv" not in p.parts and "site-packages" not in p.parts]
     assert tracked == [], f"a stretch_body copy lives in the repository: {tracked}"
     assert stretch_body.__version__ == "0.7.31"
-    assert "stretch_body.robot" in sys.modules and "goat_stretch.standin" not in sys.modules
+    # (goat_stretch.standin may be imported too: the whole suite collects the stand-in's tests in the same process.)
+    assert "stretch_body.robot" in sys.modules
 
 
 def test_forward_step_moves_a_quarter_metre(stretch: Callable[..., Any]) -> None:
