@@ -92,7 +92,9 @@ def test_a_second_run_on_the_same_out_fails_at_once(tmp_path: Path, capsys: pyte
 def test_an_interrupted_run_reads_as_partial_and_its_report_says_so(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "results.json"
-    run = subprocess.Popen([sys.executable, "-m", "goat_nav.cli", *TINY[:2], "3", *TINY[3:], "--out", str(out)],
+    # Three episodes long enough (200 actions a subtask) that the 2nd is still running when Ctrl-C arrives.
+    argv = ["bench", "--episodes", "3", "--seed", "5", "--max-actions", "200", "--quiet", "--out", str(out)]
+    run = subprocess.Popen([sys.executable, "-m", "goat_nav.cli", *argv],
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 120.0
