@@ -34,10 +34,14 @@ from sim_bridge.embedded.home import HomeConfig
 from sim_bridge.embedded.sim import SimConfig
 
 
-def _home_config(args: argparse.Namespace) -> HomeConfig:
-    if args.num_rooms is None:
-        return HomeConfig()
-    return HomeConfig(num_rooms=args.num_rooms)
+def home_config_from_args(args: argparse.Namespace) -> HomeConfig:
+    """The home settings of the --num-rooms, --homes and --furniture-libraries flags."""
+    fields: dict[str, Any] = {"furniture": getattr(args, "homes", "furnished")}
+    if getattr(args, "num_rooms", None) is not None:
+        fields["num_rooms"] = args.num_rooms
+    if getattr(args, "furniture_libraries", None):
+        fields["furniture_libraries"] = tuple(n.strip() for n in args.furniture_libraries.split(",") if n.strip())
+    return HomeConfig(**fields)
 
 
 def _generate(args: argparse.Namespace, quiet: bool) -> GoatDataset:
@@ -45,7 +49,8 @@ def _generate(args: argparse.Namespace, quiet: bool) -> GoatDataset:
     def advance(_episode: object) -> None:
         bar.update(1)
 
-    dataset = generate_dataset(args.episodes, args.seed, _home_config(args), EpisodeGenConfig(), on_episode=advance)
+    dataset = generate_dataset(args.episodes, args.seed, home_config_from_args(args), EpisodeGenConfig(),
+                               on_episode=advance)
     bar.close()
     return dataset
 

@@ -27,7 +27,7 @@ from goat_core.bench.episodes import GoatEpisode, load_goat_dataset
 from goat_core.bench.results import GroupStats, SubtaskRecord, summarise, write_results_json
 from goat_core.matching.embeddings import SentenceEmbedder
 from goat_core.matching.matcher import MatcherConfig
-from goat_nav.bench_cmd import SubtaskTap
+from goat_nav.bench_cmd import SubtaskTap, home_config_from_args
 from goat_nav.record import RunRecorder, check_bag_path
 from goat_nav.report import TRAJECTORIES_META_KEY, trajectories_path, write_html_report, write_trajectories
 from goat_nav.runner import EpisodeRunner, RunConfig, Trajectory
@@ -47,10 +47,6 @@ def suite_runner(run_config: RunConfig, agent_config: AgentConfig, matcher_confi
     labels += [label for label in extra_labels if label not in labels]
     return EpisodeRunner(run_config, agent_config, matcher_config, embedder=embedder, labels=labels,
                          home_for_scene=home_for_scene)
-
-
-def home_config_from_args(args: argparse.Namespace) -> HomeConfig:
-    return HomeConfig() if args.num_rooms is None else HomeConfig(num_rooms=args.num_rooms)
 
 
 def check_suite_args(args: argparse.Namespace) -> None:

@@ -57,6 +57,7 @@ from goat_core.control.pose_nav import PoseGoalNavigator, PoseNavConfig
 from goat_core.errors import ConfigError, GoatError, SceneGenerationError
 from goat_core.mapping.occupancy import OccupancyGrid
 from goat_core.types import DiscreteAction, GoalModality, Observation, Pose2D
+from goat_nav.bench_cmd import home_config_from_args
 from goat_nav.record import RecordedGoal, RunRecorder, check_bag_path
 from goat_nav.report import TRAJECTORIES_META_KEY, trajectories_path, write_findingdory_report, write_trajectories
 from goat_nav.runner import Trajectory
@@ -477,7 +478,7 @@ def run_suite(args: argparse.Namespace) -> int:
     started = time.monotonic()
     _check_args(args)
     config = _run_config(args)  # settings first: a bad one fails before any episode runs
-    home_config = HomeConfig() if args.num_rooms is None else HomeConfig(num_rooms=args.num_rooms)
+    home_config = home_config_from_args(args)
     gen_config = FindingDoryGenConfig()
     meta: dict[str, Any] = {"suite": "findingdory", "source": f"procedural seed={args.seed}", "seed": args.seed,
                             "run_config": dataclasses.asdict(config), "gen_config": dataclasses.asdict(gen_config),

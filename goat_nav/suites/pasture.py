@@ -32,12 +32,14 @@ from goat_nav.suites.common import (
     base_meta,
     check_suite_args,
     finish,
+    home_config_from_args,
     load_episodes,
     run_episodes,
     stats_rows,
     suite_runner,
 )
 from sim_bridge.embedded.catalogue import UNCOMMON_CATALOGUE
+from sim_bridge.embedded.furniture_categories import UNCOMMON_MODEL_CATEGORIES
 from sim_bridge.embedded.pasture_gen import (
     EXTRA_CATEGORY,
     EXTRA_TEXT,
@@ -87,7 +89,7 @@ def _generate(args: argparse.Namespace) -> GoatDataset:
         bar.update(1)
 
     dataset = generate_pasture_dataset(args.episodes, args.seed, args.num_rooms, PastureGenConfig(),
-                                       on_home=advance)
+                                       on_home=advance, furniture=home_config_from_args(args))
     bar.close()
     return dataset
 
@@ -115,7 +117,8 @@ def run_suite(args: argparse.Namespace) -> int:
                 "generator": dataclasses.asdict(PastureGenConfig())}
 
     with suite_runner(run_config, AgentConfig(use_memory=run_config.use_memory), MatcherConfig(),
-                      extra_labels=[spec.name for spec in UNCOMMON_CATALOGUE], home_for_scene=home_for_scene) as runner:
+                      extra_labels=[spec.name for spec in UNCOMMON_CATALOGUE] + sorted(UNCOMMON_MODEL_CATEGORIES),
+                      home_for_scene=home_for_scene) as runner:
         run = run_episodes(args, episodes, runner, meta, lambda _episode, record: record, suite_meta)
     by_split, overall = pasture_tables(pasture_records(run.records, [split(r) for r in run.records]))
     return finish(args, run, meta, format_table(by_split, overall), started, f"{len(episodes)} episodes{what}")

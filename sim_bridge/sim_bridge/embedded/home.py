@@ -114,6 +114,35 @@ class HomeConfig:
         _check_int_range("uncommon_objects", self.uncommon_objects, 0, len(UNCOMMON_CATALOGUE))
 
 
+# The furniture part of a scene id (episodes.scene_id_for): nothing for the default (furnished from the default
+# libraries), "_primitive", or "_f" + the library names joined by "+".
+FURNITURE_TAG_PATTERN = r"(?P<furniture>_primitive|_f[A-Za-z0-9.+-]+)?"
+
+
+def furniture_tag(config: HomeConfig) -> str:
+    """The scene-id suffix naming a config's furniture (see FURNITURE_TAG_PATTERN)."""
+    if config.furniture == "primitive":
+        return "_primitive"
+    if config.furniture_libraries == DEFAULT_LIBRARIES:
+        return ""
+    return "_f" + "+".join(config.furniture_libraries)
+
+
+def furniture_fields(tag: Optional[str], base: Optional[HomeConfig] = None) -> dict[str, object]:
+    """HomeConfig fields of a scene-id suffix written by :func:`furniture_tag` (the library folder of ``base``)."""
+    base = base if base is not None else HomeConfig()
+    if tag == "_primitive":
+        return {"furniture": "primitive", "furniture_dir": base.furniture_dir}
+    libraries = tuple(tag[2:].split("+")) if tag else DEFAULT_LIBRARIES
+    return {"furniture": "furnished", "furniture_libraries": libraries, "furniture_dir": base.furniture_dir}
+
+
+def with_furniture_of(config: HomeConfig, **fields: object) -> HomeConfig:
+    """A HomeConfig of ``fields`` that keeps the furniture settings of ``config``."""
+    return HomeConfig(furniture=config.furniture, furniture_libraries=config.furniture_libraries,
+                      furniture_dir=config.furniture_dir, **fields)  # type: ignore[arg-type]
+
+
 def _check_int_range(name: str, value: object, lo: int, hi: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
         raise SceneGenerationError(f"HomeConfig.{name} must be an integer in [{lo}, {hi}], got {value!r}")

@@ -426,6 +426,14 @@ class Renderer:
         return RenderedView(rgb=self._rgb[::-1].copy(), depth_m=self._linear_depth(self._depth[::-1]),
                             segmentation=self._segmentation(self._ids[::-1]))
 
+    def hide_ceilings(self) -> None:
+        """Stop drawing the ceilings (a view from above the home: top-down maps)."""
+        for geom in range(self.model.ngeom):
+            name = mujoco.mj_id2name(self.model, mujoco.mjtObj.mjOBJ_GEOM, geom) or ""
+            if name.startswith("ceiling_"):
+                self._groups[geom] = CULLED_GROUP
+        self._visible = np.zeros(0, dtype=bool)  # re-apply the groups at the next render
+
     def _cull(self, eye: np.ndarray, rotation: np.ndarray) -> None:
         """Move the geoms whose bounding sphere is outside the view frustum to a hidden group."""
         rel = self.data.geom_xpos - eye
