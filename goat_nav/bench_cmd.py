@@ -247,6 +247,9 @@ def run_bench(args: argparse.Namespace) -> int:
     if recorder is not None:
         print(f"recording: {recorder.folder} (rosbag2: metadata.yaml + {recorder.mcap_path.name})")
     if args.report is not None:
-        write_html_report(Path(args.report), records, summary, meta, trajectories)
+        from goat_nav.report_views import report_extras  # renders the goal views: only when a report is asked for
+
+        views, credits = report_extras(episodes)
+        write_html_report(Path(args.report), records, summary, meta, trajectories, views, [credits])
         print(f"report: {args.report}")
     return 0

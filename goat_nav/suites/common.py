@@ -27,12 +27,12 @@ from goat_core.bench.episodes import GoatEpisode, load_goat_dataset
 from goat_core.bench.results import GroupStats, SubtaskRecord, summarise, write_results_json
 from goat_core.matching.embeddings import SentenceEmbedder
 from goat_core.matching.matcher import MatcherConfig
-from goat_nav.bench_cmd import SubtaskTap, home_config_from_args
+from goat_nav.bench_cmd import SubtaskTap
 from goat_nav.record import RunRecorder, check_bag_path
 from goat_nav.report import TRAJECTORIES_META_KEY, trajectories_path, write_html_report, write_trajectories
 from goat_nav.runner import EpisodeRunner, RunConfig, Trajectory
 from sim_bridge.embedded.catalogue import CATALOGUE
-from sim_bridge.embedded.home import Home, HomeConfig
+from sim_bridge.embedded.home import Home
 
 
 def suite_runner(run_config: RunConfig, agent_config: AgentConfig, matcher_config: MatcherConfig,

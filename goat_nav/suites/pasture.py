@@ -27,12 +27,11 @@ from goat_core.bench.results import GroupStats, SubtaskRecord
 from goat_core.bench.suite_metrics import PASTURE_CATEGORIES, PastureRecord, pasture_by_category
 from goat_core.errors import EpisodeFormatError
 from goat_core.matching.matcher import MatcherConfig
-from goat_nav.bench_cmd import run_config_from_args
+from goat_nav.bench_cmd import home_config_from_args, run_config_from_args
 from goat_nav.suites.common import (
     base_meta,
     check_suite_args,
     finish,
-    home_config_from_args,
     load_episodes,
     run_episodes,
     stats_rows,

@@ -91,6 +91,14 @@ class EpisodeGenConfig:
             raise SceneGenerationError(f"image_min_coverage must be in (0, 1), got {self.image_min_coverage}")
 
 
+def credits_info(home: Home) -> dict[str, object]:
+    """Episode ``info`` fields crediting a furnished home's models (none for a primitive home: its episodes stay
+    as they were)."""
+    if home.config.furniture == "primitive":
+        return {}
+    return {"furniture": home.config.furniture, "model_credits": home.model_credits()}
+
+
 def scene_id_for(seed: int, home_config: HomeConfig) -> str:
     """The scene id of a generated home; it carries everything needed to generate it again."""
     if home_config != with_furniture_of(home_config, num_rooms=home_config.num_rooms):
@@ -388,7 +396,8 @@ def generate_episode(sim: EmbeddedSim, scene_id: str, episode_id: str, rng: np.r
         start_position=_vec3(ros_to_habitat_position([start_xy[0], start_xy[1], 0.0])),
         start_rotation=_quat(yaw_to_habitat_quaternion(start_yaw)),
         tasks=tuple(tasks), goals=goals,
-        info={"geodesic_distance": round(start_geodesic_m, 3), "generator": "goat_nav embedded v1"},
+        info={"geodesic_distance": round(start_geodesic_m, 3), "generator": "goat_nav embedded v1",
+              **credits_info(sim.home)},
         extra={CATEGORY_WORDS_FIELD: words} if words else {})
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import re
 import zipfile
 from dataclasses import dataclass, field
@@ -50,12 +51,16 @@ LIBRARY_DIR = "/usr/share/sweethome3d/furniture"
 DEFAULT_LIBRARIES: tuple[str, ...] = ("BlendSwap-CC-0", "BlendSwap-CC-BY")
 CONVERSION_VERSION = 1
 MAX_TEXTURE_PX = 256
-DEFAULT_CACHE_DIR = Path.home() / ".cache" / "goat_nav" / "furniture"
 INSTALL_HINT = (f"install Debian's {DEBIAN_PACKAGE} package (sudo apt-get install {DEBIAN_PACKAGE}, or run "
                 "bash scripts/setup.sh as root), or ask for the primitive furniture explicitly with --homes primitive "
                 "(HomeConfig(furniture='primitive'))")
 
 Vec3 = tuple[float, float, float]
+
+
+def default_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/goat_nav/furniture`` (``~/.cache/goat_nav/furniture`` when XDG_CACHE_HOME is unset)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "goat_nav" / "furniture"
 
 
 class FurnitureLibraryError(SceneGenerationError):
@@ -529,7 +534,7 @@ class ModelStore:
 
     def __init__(self, libraries: Iterable[FurnitureLibrary], cache_dir: Path | str | None = None) -> None:
         self.libraries = {lib.name: lib for lib in libraries}
-        self.cache_dir = Path(cache_dir) if cache_dir is not None else DEFAULT_CACHE_DIR
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self._memory: dict[tuple[str, int, int], ModelMesh] = {}
         self.converted = 0  # models converted by this store (not found in the cache)
 
@@ -566,5 +571,5 @@ def licence_summary(libraries: Iterable[FurnitureLibrary]) -> dict[str, str]:
 
 
 __all__ = ["CatalogueEntry", "DEFAULT_LIBRARIES", "FurnitureLibrary", "FurnitureLibraryError", "LIBRARY_DIR",
-           "MeshPart", "ModelMesh", "ModelStore", "convert_model", "licence_summary", "load_libraries",
-           "parse_properties", "read_library"]
+           "MeshPart", "ModelMesh", "ModelStore", "convert_model", "default_cache_dir", "licence_summary",
+           "load_libraries", "parse_properties", "read_library"]

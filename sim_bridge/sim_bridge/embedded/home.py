@@ -268,6 +268,14 @@ class Home:
                 return obj
         raise SceneGenerationError(f"home {self.seed} has no object {object_id!r}")
 
+    def model_credits(self) -> list[dict[str, str]]:
+        """One row per 3D model the home uses (library, model id, name, creator, licence), sorted, no repeats."""
+        rows = {(o.model.library, o.model.model_id): {"library": o.model.library, "model_id": o.model.model_id,
+                                                      "name": o.model.name, "creator": o.model.creator,
+                                                      "licence": o.model.licence}
+                for o in self.objects if o.model is not None}
+        return [rows[k] for k in sorted(rows)]
+
     def hidden_relation(self, obj: ObjectSpec) -> Optional[str]:
         """"inside" or "under" for an object in a hiding place of its receptacle (HomeConfig.hidden_objects).
 

@@ -15,7 +15,7 @@ from typing import Optional
 import cv2
 import numpy as np
 
-from sim_bridge.embedded.home import Home, ObjectSpec
+from sim_bridge.embedded.home import Home
 from sim_bridge.embedded.sim import EmbeddedSim, SimConfig
 from sim_bridge.embedded.world import Renderer
 
@@ -32,15 +32,6 @@ class HomeViews:
     top_down: Path
     views: tuple[Path, ...]
     credits: Path
-
-
-def credits(home: Home) -> list[dict[str, str]]:
-    """One row per model the home uses (library, model id, name, creator, licence), sorted and without repeats."""
-    rows = {(o.model.library, o.model.model_id): {"library": o.model.library, "model_id": o.model.model_id,
-                                                  "name": o.model.name, "creator": o.model.creator,
-                                                  "licence": o.model.licence}
-            for o in home.objects if o.model is not None}
-    return [rows[k] for k in sorted(rows)]
 
 
 def top_down(home: Home, size_px: int = MAP_PX) -> np.ndarray:
@@ -63,7 +54,7 @@ def best_view(sim: EmbeddedSim, room_id: int, rng: np.random.Generator) -> Optio
     while tries < CANDIDATES_PER_ROOM * 20 and (best is None or tries < CANDIDATES_PER_ROOM):
         tries += 1
         xy = sim.navgrid.sample_navigable(rng)
-        if not room.contains(xy):
+        if not room.contains((float(xy[0]), float(xy[1]))):
             continue
         centre = np.asarray([(room.min_xy_m[0] + room.max_xy_m[0]) / 2, (room.min_xy_m[1] + room.max_xy_m[1]) / 2])
         # Look from the spot across the room (away from the nearest wall), give or take 45 degrees.
@@ -93,10 +84,5 @@ def render_home(home: Home, out_dir: Path, views: int = 6, sim_config: SimConfig
             written.append(path)
     credit_file = out_dir / "credits.json"
     credit_file.write_text(json.dumps({"seed": home.seed, "furniture": home.config.furniture,
-                                       "models": credits(home)}, indent=2))
+                                       "models": home.model_credits()}, indent=2))
     return HomeViews(top_down=top, views=tuple(written), credits=credit_file)
-
-
-def object_credit(obj: ObjectSpec) -> str:
-    """A one-line credit of an object's model, or '' for a primitive."""
-    return obj.model.credit() if obj.model is not None else ""

@@ -42,8 +42,8 @@ from goat_core.bench.suite_metrics import PASTURE_CATEGORIES
 from goat_core.errors import SceneGenerationError
 from goat_core.types import GoalModality
 from sim_bridge.embedded.catalogue import UNCOMMON_CATEGORIES
+from sim_bridge.embedded.episodes import credits_info, parse_scene_id
 from sim_bridge.embedded.furniture_categories import UNCOMMON_MODEL_CATEGORIES
-from sim_bridge.embedded.episodes import parse_scene_id
 from sim_bridge.embedded.home import (
     FURNITURE_TAG_PATTERN,
     Home,
@@ -289,7 +289,8 @@ def _episode(sim: EmbeddedSim, scene_id: str, episode_id: str, target: PastureTa
     return GoatEpisode(episode_id=episode_id, scene_id=scene_id, start_position=start.position,
                        start_rotation=start.rotation, tasks=(task,),
                        goals={goals_key(scene_id, obj.category): (goal,)},
-                       info={"geodesic_distance": round(start.geodesic_m, 3), "generator": GENERATOR},
+                       info={"geodesic_distance": round(start.geodesic_m, 3), "generator": GENERATOR,
+                             **credits_info(sim.home)},
                        extra=extra)
 
 
