@@ -248,6 +248,20 @@ class Furnisher:
             found = self._points[ref.key] = _surface_points(self.mesh(ref, small=False))
         return found
 
+    def footprint_xy(self, ref: ModelRef, centre_xy_m: Sequence[float], yaw_rad: float,
+                     max_height_m: float) -> np.ndarray:
+        """(N, 2) world points of the model's faces below ``max_height_m`` above its base, seen from above.
+
+        The navigable grid marks the cells under them: the robot's free space is the floor the real mesh
+        leaves, as far as a robot of that height is concerned (the empty corner of an L-shaped sofa, the space
+        around a round table top is free), as the agent's depth camera sees it.
+        """
+        points, _ = self._surface_points(ref)
+        low = points[points[:, 2] <= max_height_m, :2]
+        c, s = math.cos(yaw_rad), math.sin(yaw_rad)
+        rotated = low @ np.array([[c, s], [-s, c]])  # rows (x, y) -> (c x - s y, s x + c y)
+        return rotated + np.asarray(centre_xy_m, dtype=np.float64)[:2]
+
     def surface(self, choice: ModelChoice, support_m: Optional[float] = None) -> Surface:
         """The surface of a (furniture) model at ``support_m`` (default: where things are put on it)."""
         level = choice.support_m if support_m is None else support_m
