@@ -160,3 +160,53 @@ def test_segmentation_gives_one_instance_id_over_every_geom_of_a_model(furnished
     distance = np.hypot(*(np.asarray(obj.position_m[:2]) - point))
     assert np.median(view.depth_m[mask]) < distance + max(obj.bbox_max_m[0] - obj.bbox_min_m[0],
                                                           obj.bbox_max_m[1] - obj.bbox_min_m[1])
+
+
+def test_a_small_model_can_be_picked_up_and_placed_elsewhere(furnished_sim):
+    home = furnished_sim.home
+    small = next(o for o in home.objects if o.receptacle_id is not None)
+    target = next(o for o in home.objects if o.is_receptacle and o.object_id != small.receptacle_id
+                  and o.receptacle_id is None)
+    before = furnished_sim.renderer.cast_ray((small.position_m[0], small.position_m[1], 2.4), (0.0, 0.0, -1.0))
+    assert before[1] == small.instance_id
+    furnished_sim.pick_up(small.instance_id)
+    gone = furnished_sim.renderer.cast_ray((small.position_m[0], small.position_m[1], 2.4), (0.0, 0.0, -1.0))
+    assert gone[1] != small.instance_id
+    centre = (target.position_m[0], target.position_m[1],
+              target.bbox_max_m[2] + (small.bbox_max_m[2] - small.bbox_min_m[2]) / 2.0)
+    moved = furnished_sim.place_on(small.instance_id, target.object_id, centre)
+    assert moved.receptacle_id == target.object_id
+    hit = furnished_sim.renderer.cast_ray((centre[0], centre[1], 2.4), (0.0, 0.0, -1.0))
+    assert hit[1] == small.instance_id  # every geom of the model moved with its body
+
+
+def test_scene_ids_name_the_furniture_and_rebuild_the_same_home():
+    from sim_bridge.embedded.episodes import parse_scene_id, scene_id_for
+    from sim_bridge.embedded.pasture_gen import PastureGenConfig, parse_pasture_scene_id, pasture_scene_id
+
+    furnished, primitive = HomeConfig(num_rooms=3), HomeConfig(num_rooms=3, furniture="primitive")
+    extra = HomeConfig(num_rooms=3, furniture_libraries=("BlendSwap-CC-0", "Scopia"))
+    assert scene_id_for(5, furnished) == "embedded/home_s5_r3"
+    assert scene_id_for(5, primitive) == "embedded/home_s5_r3_primitive"
+    assert scene_id_for(5, extra) == "embedded/home_s5_r3_fBlendSwap-CC-0+Scopia"
+    for config in (furnished, primitive, extra):
+        assert parse_scene_id(scene_id_for(5, config)) == (5, config)
+    pasture = PastureGenConfig().home_config(3, primitive)
+    assert parse_pasture_scene_id(pasture_scene_id(5, pasture)) == (5, pasture)
+
+
+def test_furnished_pasture_homes_hide_objects_in_models_and_add_uncommon_models():
+    from sim_bridge.embedded.furniture_categories import UNCOMMON_MODEL_CATEGORIES
+    from sim_bridge.embedded.pasture_gen import PastureGenConfig
+
+    home = generate_home(5, PastureGenConfig().home_config(5))
+    hidden = [o for o in home.objects if home.hidden_relation(o) is not None]
+    uncommon = [o for o in home.objects if o.category in UNCOMMON_MODEL_CATEGORIES]
+    assert hidden and len(uncommon) == 3
+    for obj in hidden:
+        holder = home.object(obj.receptacle_id)
+        assert holder.category in ("desk", "bookshelf", "bathtub") and obj.hidden_in in ("inside", "under")
+        assert obj.bbox_max_m[2] < holder.bbox_max_m[2]  # below the top: in or under the piece
+    # Objects on the support surface of a model that is taller than it (a shelf) are on it, not hidden in it.
+    on_shelves = [o for o in home.objects if o.receptacle_id and o.hidden_in is None]
+    assert all(home.hidden_relation(o) is None for o in on_shelves)

@@ -20,7 +20,7 @@ Frames: world, x/y horizontal, z up, metres, floor at z = 0. Object frame: see `
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, NamedTuple, Optional, Sequence
 
 import numpy as np
@@ -239,6 +239,7 @@ class ObjectSpec:
     is_receptacle: bool
     parts: tuple[Part, ...]  # primitives of a primitive home; () for a model
     model: Optional[ModelRef] = None  # the 3D model of a furnished home (furnishing), None for primitives
+    hidden_in: Optional[str] = None  # "inside" / "under" its receptacle for a hidden object (PASTURE), else None
 
 
 @dataclass(frozen=True)
@@ -284,6 +285,8 @@ class Home:
         if obj.receptacle_id is None:
             return None
         holder = self.object(obj.receptacle_id)
+        if holder.model is not None:  # a model's support surface may lie below its top (shelves): ask the object
+            return obj.hidden_in
         place = HIDING_PLACES.get(holder.category)
         below_top = obj.bbox_min_m[2] < holder.bbox_max_m[2] - 1e-6
         return place.relation if place is not None and below_top else None
@@ -714,7 +717,8 @@ def _hide_objects(rng: np.random.Generator, pieces: Sequence[_Furniture], object
                           is not None), None)
             if small is None:
                 break
-            objects.append(_number(rng, small, piece.room, piece.spec.object_id, len(objects) + 1, fur))
+            objects.append(replace(_number(rng, small, piece.room, piece.spec.object_id, len(objects) + 1, fur),
+                                   hidden_in=place.relation))
             hidden.add(small.spec.name)
             taken.append(small.footprint)
 
