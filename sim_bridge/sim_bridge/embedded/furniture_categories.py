@@ -14,7 +14,7 @@ category.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Optional
+from typing import Callable, Iterable, Mapping, Optional
 
 from sim_bridge.embedded.furniture_library import CatalogueEntry
 
@@ -130,21 +130,21 @@ def uncommon_category_of(entry: CatalogueEntry) -> Optional[str]:
     return next((c for c, names in UNCOMMON_MODEL_CATEGORIES.items() if name in names), None)
 
 
-def models_by_category(entries: Iterable[CatalogueEntry]) -> dict[str, tuple[CatalogueEntry, ...]]:
-    """Category -> the models standing for it, in library order."""
+def _grouped(entries: Iterable[CatalogueEntry],
+             name_of: Callable[[CatalogueEntry], Optional[str]]) -> dict[str, tuple[CatalogueEntry, ...]]:
     found: dict[str, list[CatalogueEntry]] = {}
     for entry in entries:
-        category = category_of(entry)
-        if category is not None:
-            found.setdefault(category, []).append(entry)
-    return {c: tuple(models) for c, models in found.items()}
+        name = name_of(entry)
+        if name is not None:
+            found.setdefault(name, []).append(entry)
+    return {name: tuple(models) for name, models in found.items()}
+
+
+def models_by_category(entries: Iterable[CatalogueEntry]) -> dict[str, tuple[CatalogueEntry, ...]]:
+    """Category -> the models standing for it, in library order."""
+    return _grouped(entries, category_of)
 
 
 def uncommon_models(entries: Iterable[CatalogueEntry]) -> dict[str, tuple[CatalogueEntry, ...]]:
     """Uncommon name -> the models of it, in library order."""
-    found: dict[str, list[CatalogueEntry]] = {}
-    for entry in entries:
-        name = uncommon_category_of(entry)
-        if name is not None:
-            found.setdefault(name, []).append(entry)
-    return {c: tuple(models) for c, models in found.items()}
+    return _grouped(entries, uncommon_category_of)
