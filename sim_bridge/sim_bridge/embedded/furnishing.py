@@ -6,8 +6,9 @@
 * a model is drawn among those standing for the category (``furniture_categories``); the object takes the
   model's catalogue size (Sweet Home 3D stretches the model to it, see ``furniture_library``), so footprints,
   navigable grid, view points and geodesics follow the real extents;
-* its colour is the colour name most of its surface has (texture texels and material colours sampled uniformly
-  over the surface, each named by ``goat_core.matching.attributes.ColourNamer`` as the agent names pixels), its
+* its colour is the colour name most of its pixels have in pictures from around it under the homes' lighting
+  (``mesh_assets.camera_pixels``; each pixel named by ``goat_core.matching.attributes.ColourNamer`` as the agent
+  names pixels: the colour the camera sees, not that of faces no camera sees), its
   material the material word its material and texture names use (wood, metal, glass...), its size label where
   its volume falls in the category's size range;
 * small objects stand on a receptacle's support surface: the height Sweet Home 3D drops things on it

@@ -49,7 +49,7 @@ DEBIAN_PACKAGE = "sweethome3d-furniture"
 LIBRARY_DIR = "/usr/share/sweethome3d/furniture"
 # Only libraries whose licence lets anyone render, publish and redistribute pictures of the models.
 DEFAULT_LIBRARIES: tuple[str, ...] = ("BlendSwap-CC-0", "BlendSwap-CC-BY")
-CONVERSION_VERSION = 1
+CONVERSION_VERSION = 2
 MAX_TEXTURE_PX = 256
 INSTALL_HINT = (f"install Debian's {DEBIAN_PACKAGE} package (sudo apt-get install {DEBIAN_PACKAGE}, or run "
                 "bash scripts/setup.sh as root), or ask for the primitive furniture explicitly with --homes primitive "
@@ -248,7 +248,7 @@ class ModelMesh:
     key: str  # "<library>/<folder>": unique over the libraries
     size_m: Vec3
     parts: tuple[MeshPart, ...]
-    surface_rgb: np.ndarray  # (N, 3) uint8 colours sampled uniformly over the surface (dominant colour)
+    surface_rgb: np.ndarray  # (N, 3) uint8 colours of its pixels in pictures from around it (dominant colour)
     material_words: tuple[str, ...]  # words of the material and texture names (wood, metal, glass...)
     source_triangles: int  # before simplification
     meta: Mapping[str, object] = field(default_factory=dict)
@@ -408,38 +408,6 @@ def _compact(vertices: np.ndarray, faces: np.ndarray,
     return vertices[used], inverse.reshape(-1, 3), (uv[used] if uv is not None else None)
 
 
-def _triangle_areas(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
-    a, b, c = (vertices[faces[:, k]] for k in range(3))
-    return 0.5 * np.linalg.norm(np.cross(b - a, c - a), axis=1)
-
-
-def _sample_colours(parts: Sequence[tuple[MeshPart, Optional[np.ndarray]]], count: int,
-                    rng: np.random.Generator) -> np.ndarray:
-    """(count, 3) uint8 colours at points drawn uniformly over the model's surface (texture looked up)."""
-    areas = [_triangle_areas(p.vertices_m.astype(np.float64), p.faces) for p, _ in parts]
-    total = float(sum(a.sum() for a in areas))
-    if total <= 0.0:
-        return np.zeros((0, 3), dtype=np.uint8)
-    samples: list[np.ndarray] = []
-    for (part, texture), area in zip(parts, areas, strict=True):
-        n = int(round(count * float(area.sum()) / total))
-        if n == 0:
-            continue
-        if texture is None or part.texcoords is None:
-            samples.append(np.tile(np.asarray(part.rgb, dtype=np.uint8), (n, 1)))
-            continue
-        tri = rng.choice(len(area), size=n, p=area / area.sum())
-        r1, r2 = rng.uniform(size=n), rng.uniform(size=n)
-        s = np.sqrt(r1)
-        w = np.stack([1 - s, s * (1 - r2), s * r2], axis=1)
-        uv = np.einsum("nk,nkj->nj", w, part.texcoords[part.faces[tri]])
-        h, wpx = texture.shape[:2]
-        col = np.mod(np.floor(uv[:, 0] * wpx), wpx).astype(np.int64)
-        row = np.mod(np.floor((1.0 - uv[:, 1]) * h), h).astype(np.int64)  # OBJ v grows upwards
-        samples.append(texture[row, col])
-    return np.concatenate(samples) if samples else np.zeros((0, 3), dtype=np.uint8)
-
-
 def convert_model(library: FurnitureLibrary, entry: CatalogueEntry, max_triangles: int) -> ModelMesh:
     """Read one model from its library and convert it (see module doc); no cache involved."""
     with zipfile.ZipFile(library.path) as archive:
@@ -478,7 +446,9 @@ def convert_model(library: FurnitureLibrary, entry: CatalogueEntry, max_triangle
         words.extend(re.findall(r"[a-z]+", f"{name} {mtl.texture}".lower()))
     if not parts:
         raise FurnitureLibraryError(f"model {entry.model_id} ({entry.model_path}) has no triangles left")
-    colours = _sample_colours(parts, 4000, np.random.default_rng(0))
+    from sim_bridge.embedded.mesh_assets import camera_pixels  # rendering: MuJoCo and a GL context
+
+    colours = camera_pixels([p for p, _ in parts], entry.size_m)
     return ModelMesh(key=f"{library.name}/{entry.folder}", size_m=entry.size_m, parts=tuple(p for p, _ in parts),
                      surface_rgb=colours, material_words=tuple(sorted(set(words))), source_triangles=source)
 

@@ -32,6 +32,7 @@ import numpy as np  # noqa: E402
 from goat_core.vocabulary import COLOURS  # noqa: E402
 from sim_bridge.embedded.furnishing import Furnisher, furnisher  # noqa: E402
 from sim_bridge.embedded.home import Home, ObjectSpec, Part  # noqa: E402
+from sim_bridge.embedded.mesh_assets import add_parts, lighting_xml, top_light_xml  # noqa: E402
 
 OBJECT_TEXTURE_PX = 128
 SURFACE_TEXTURE_PX = 256
@@ -42,11 +43,6 @@ TEXTURE_NOISE_SIGMA = 5.0  # per-pixel grain, in 8-bit levels
 MODEL_EXTENT_M = 10.0
 ZNEAR_FRACTION = 0.002
 ZFAR_FRACTION = 5.0
-# Lighting: a strong ambient term plus a headlight, so a surface facing the camera shows its reference
-# colour (ambient + diffuse = 1), and a weak light from above for shape cues.
-HEADLIGHT_AMBIENT = 0.7
-HEADLIGHT_DIFFUSE = 0.3
-TOP_LIGHT_DIFFUSE = 0.15
 TRIM_SHADE = 0.45  # trim parts are the base colour darkened to this fraction (white trims stay light gray)
 FLOOR_COLOURS = ((150, 110, 75), (170, 160, 145), (120, 90, 60), (190, 180, 165), (135, 130, 125),
                  (160, 125, 90))
@@ -202,21 +198,19 @@ def build_mjcf(home: Home, width_px: int, height_px: int, vfov_rad: float) -> tu
             _add_object(home.seed, obj, assets, asset_xml, body_xml)
         else:  # the model's meshes are added to this body by build_model
             body_xml.append(f'<body name="{obj.object_id}"/>')
-    amb, dif, top = HEADLIGHT_AMBIENT, HEADLIGHT_DIFFUSE, TOP_LIGHT_DIFFUSE
     xml = f"""<mujoco model={quoteattr(f"goat_home_{home.seed}")}>
   <statistic extent="{MODEL_EXTENT_M}" center="0 0 1"/>
   <visual>
     <global offwidth="{width_px}" offheight="{height_px}"/>
     <quality shadowsize="0" offsamples="0"/>
-    <headlight ambient="{amb} {amb} {amb}" diffuse="{dif} {dif} {dif}" specular="0 0 0" active="1"/>
+    {lighting_xml()}
     <map znear="{ZNEAR_FRACTION}" zfar="{ZFAR_FRACTION}"/>
   </visual>
   <asset>
     {chr(10).join(asset_xml)}
   </asset>
   <worldbody>
-    <light directional="true" castshadow="false" pos="0 0 5" dir="0 0 -1" diffuse="{top} {top} {top}"
-           specular="0 0 0" ambient="0 0 0"/>
+    {top_light_xml()}
     <camera name="head" pos="0 0 1" fovy="{math.degrees(vfov_rad):.6f}"/>
     {chr(10).join(body_xml)}
   </worldbody>
@@ -296,29 +290,11 @@ def _add_model(spec: mujoco.MjSpec, fur: Furnisher, obj: ObjectSpec, added: set[
     assert obj.model is not None
     small = obj.receptacle_id is not None
     mesh = fur.mesh(obj.model, small)
-    prefix = f"{mesh.key}#{'s' if small else 'f'}"
     body = spec.body(obj.object_id)
     half = obj.yaw_rad / 2.0
     quat = [math.cos(half), 0.0, 0.0, math.sin(half)]
     base = [obj.position_m[0], obj.position_m[1], obj.bbox_min_m[2]]  # the model stands on z = 0, centred
-    for k, part in enumerate(mesh.parts):
-        name = f"{prefix}/{k}"
-        if name not in added:
-            added.add(name)
-            m = spec.add_mesh(name=name)
-            m.inertia = mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL  # open surfaces: no volume to speak of
-            m.uservert = part.vertices_m.ravel().tolist()
-            m.userface = part.faces.ravel().tolist()
-            material = spec.add_material(name=name)
-            material.specular, material.shininess, material.reflectance = 0.0, 0.0, 0.0
-            if part.texcoords is not None and part.texture_png is not None:
-                m.usertexcoord = part.texcoords.ravel().tolist()
-                spec.assets[f"{name}.png"] = part.texture_png
-                spec.add_texture(name=name, type=mujoco.mjtTexture.mjTEXTURE_2D, file=f"{name}.png")
-                material.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = name
-                material.rgba = [1.0, 1.0, 1.0, 1.0]
-            else:
-                material.rgba = [c / 255.0 for c in part.rgb] + [1.0]
+    for name in add_parts(spec, mesh.parts, f"{mesh.key}#{'s' if small else 'f'}", added):
         body.add_geom(type=mujoco.mjtGeom.mjGEOM_MESH, meshname=name, material=name, pos=base, quat=quat,
                       contype=0, conaffinity=0)
 
