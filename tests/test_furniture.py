@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+import mujoco
 import numpy as np
 import pytest
 
@@ -136,10 +137,15 @@ def test_small_objects_rest_on_the_surface_of_their_model(furnished_sim):
     for obj in small:
         holder = home.object(obj.receptacle_id)
         assert holder.bbox_min_m[2] < obj.bbox_min_m[2] <= holder.bbox_max_m[2] + 1e-6
-        # A ray down from just above the object's base, next to it, is not needed: the mesh is under it.
-        origin = (obj.position_m[0], obj.position_m[1], obj.bbox_min_m[2] - 0.005)
-        distance, instance = furnished_sim.renderer.cast_ray(origin, (0.0, 0.0, -1.0))
-        assert instance == holder.instance_id and distance < 0.08
+        # A ray down through the object (its own body left out) from 2 cm above its base meets the holder's mesh
+        # just under it (from above: a model's top may be a single-sided face, which a ray from below misses).
+        renderer = furnished_sim.renderer
+        body = int(renderer.model.geom_bodyid[np.flatnonzero(renderer.geom_instance == obj.instance_id)[0]])
+        hit = np.full(1, -1, dtype=np.int32)
+        origin = np.array([obj.position_m[0], obj.position_m[1], obj.bbox_min_m[2] + 0.02])
+        distance = mujoco.mj_ray(renderer.model, renderer.data, origin, np.array([0.0, 0.0, -1.0]), None, True,
+                                 body, hit)
+        assert renderer.geom_instance[hit[0]] == holder.instance_id and 0.0 <= distance < 0.02 + 0.075, obj
 
 
 def test_segmentation_gives_one_instance_id_over_every_geom_of_a_model(furnished_sim):

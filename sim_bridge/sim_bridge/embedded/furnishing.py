@@ -22,9 +22,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Optional, Sequence
+from types import MappingProxyType
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
+from scipy import ndimage
 
 from goat_core.matching.attributes import ColourNamer
 from goat_core.vocabulary import COLOURS, ROOM_TYPES
@@ -113,6 +115,9 @@ class Surface:
             supported = np.zeros((self._rows, self._cols), dtype=bool)
             carry = up & (z >= support_m - SURFACE_BELOW_M) & (z <= support_m + SURFACE_ABOVE_M)
             supported[row[carry], col[carry]] = True
+            # A cell holding the rim of a hole (a sink's basin, a frame's gap) has points at the support height
+            # too: only cells whose neighbours all carry are kept, so nothing overhangs a hole.
+            supported = ndimage.binary_erosion(supported, np.ones((3, 3), dtype=bool), border_value=1)
         above = z > support_m + SURFACE_ABOVE_M
         np.minimum.at(ceiling, (row[above], col[above]), z[above])
         self.supported = supported
@@ -124,11 +129,13 @@ class Surface:
         return row, col
 
     def fits(self, lo_xy: Sequence[float], hi_xy: Sequence[float], height_m: float) -> bool:
-        """True when the object-frame rectangle rests on the surface and ``height_m`` fits above it."""
+        """True when the object-frame rectangle rests on the surface (its centre too: it does not stand over a
+        hole or the gap of a frame) and ``height_m`` fits above it."""
         c0, r0 = (int(v) for v in self._index(lo_xy))
         c1, r1 = (int(v) for v in self._index(hi_xy))
         block = self.supported[r0:r1 + 1, c0:c1 + 1]
-        if block.size == 0 or block.mean() < SUPPORTED_SHARE:
+        cc, rc = self._index(((lo_xy[0] + hi_xy[0]) / 2.0, (lo_xy[1] + hi_xy[1]) / 2.0))
+        if block.size == 0 or block.mean() < SUPPORTED_SHARE or not self.supported[rc, cc]:
             return False
         room = self.ceiling_m[r0:r1 + 1, c0:c1 + 1].min() - self.support_m
         return bool(room >= height_m + SURFACE_ABOVE_M)
@@ -204,12 +211,20 @@ class Furnisher:
         self.models = models_by_category(entries)
         self.uncommon = uncommon_models(entries)
         self._licence = {lib.name: lib.licence for lib in libraries}
-        self._by_key = {f"{e.library}/{e.folder}": e for e in entries}
+        self._by_key = {self._key(e): e for e in entries}
         self._surfaces: dict[tuple[str, float], Surface] = {}
         self._points: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def has(self, category: str) -> bool:
         return category in self.models or category in self.uncommon
+
+    def has_unused(self, category: str, used: Mapping[str, int]) -> bool:
+        """True when the category has a model the home does not use yet (``used``: see :meth:`choose`)."""
+        return any(used.get(self._key(e), 0) == 0 for e in self._entries(category))
+
+    @staticmethod
+    def _key(entry: CatalogueEntry) -> str:
+        return f"{entry.library}/{entry.folder}"
 
     def _entries(self, category: str) -> tuple[CatalogueEntry, ...]:
         found = self.models.get(category) or self.uncommon.get(category)
@@ -218,12 +233,17 @@ class Furnisher:
                                         f"{', '.join(self._licence)}")
         return found
 
-    def choose(self, rng: np.random.Generator, spec: CategorySpec) -> ModelChoice:
-        """A model of ``spec``'s category, drawn uniformly."""
+    def choose(self, rng: np.random.Generator, spec: CategorySpec,
+               used: Mapping[str, int] = MappingProxyType({})) -> ModelChoice:
+        """A model of ``spec``'s category, drawn uniformly among those the home uses least (``used``: times
+        each model key is used in the home so far), so that a second instance looks unlike the first where
+        the libraries allow it."""
         entries = self._entries(spec.name)
+        fewest = min(used.get(self._key(e), 0) for e in entries)
+        entries = tuple(e for e in entries if used.get(self._key(e), 0) == fewest)
         entry = entries[int(rng.integers(len(entries)))]
         ref = ModelRef(library=entry.library, model_id=entry.model_id, name=entry.name, creator=entry.creator,
-                       licence=self._licence[entry.library], key=f"{entry.library}/{entry.folder}")
+                       licence=self._licence[entry.library], key=self._key(entry))
         lo, hi = (math.prod(s) ** (1.0 / 3.0) for s in (spec.size_min_m, spec.size_max_m))
         own = math.prod(entry.size_m) ** (1.0 / 3.0)
         scale = min(max((own - lo) / (hi - lo), 0.0), 1.0) if hi > lo else 0.5

@@ -20,6 +20,7 @@ Frames: world, x/y horizontal, z up, metres, floor at z = 0. Object frame: see `
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Literal, NamedTuple, Optional, Sequence
 
@@ -352,15 +353,19 @@ def generate_home(seed: int, config: HomeConfig = HomeConfig()) -> Home:
     walls = _walls(plan, doors, config)
     objects: list[ObjectSpec] = []
     pieces: list[_Furniture] = []
+    used: Counter[str] = Counter()  # model keys of a furnished home: a second instance looks unlike the first
     for room in rooms:
         keepouts = _door_corridors(room, doors, config)
-        furniture = _furnish_room(rng, room, keepouts, config, fur)
+        furniture = _furnish_room(rng, room, keepouts, config, fur, used)
+        used.update(_model_keys(furniture))
         for piece in furniture:
             receptacle = _number(rng, piece, room, None, len(objects) + 1, fur)
             objects.append(receptacle)
             pieces.append(_Furniture(room, piece, receptacle))
             if piece.spec.is_receptacle:
-                for small in _dress_receptacle(rng, piece, room, config, fur):
+                dressed = _dress_receptacle(rng, piece, room, config, fur, used)
+                used.update(_model_keys(dressed))
+                for small in dressed:
                     objects.append(_number(rng, small, room, receptacle.object_id, len(objects) + 1, fur))
     if config.hidden_objects:
         _hide_objects(np.random.default_rng([seed, HIDDEN_STREAM]), pieces, objects, config.hidden_objects, fur)
@@ -490,8 +495,21 @@ def _door_corridors(room: Room, doors: list[Door], config: HomeConfig) -> list[_
 # ---------------------------------------------------------------- furniture
 
 
+def _model_keys(placed: Sequence[_Placed]) -> list[str]:
+    return [p.choice.ref.key for p in placed if p.choice is not None]
+
+
+def _fresh(pool: list[CategorySpec], fur: Optional[Furnisher], used: Counter[str]) -> list[CategorySpec]:
+    """A furnished home's categories with a model it does not use yet, when there are any: identical models
+    in one home can only be told apart by their room or neighbours, which descriptions and image goals then
+    hinge on; the whole pool otherwise (and always for primitive homes)."""
+    if fur is None:
+        return pool
+    return [c for c in pool if fur.has_unused(c.name, used)] or pool
+
+
 def _furnish_room(rng: np.random.Generator, room: Room, keepouts: list[_Rect],
-                  config: HomeConfig, fur: Optional[Furnisher]) -> list[_Placed]:
+                  config: HomeConfig, fur: Optional[Furnisher], used: Counter[str]) -> list[_Placed]:
     """Greedy placement of the drawn number of pieces; the whole room is redrawn when too few fit."""
     lo, hi = config.furniture_per_room
     allowed = [c for c in CATALOGUE if c.placement != "receptacle" and room.room_type in c.room_types
@@ -501,7 +519,8 @@ def _furnish_room(rng: np.random.Generator, room: Room, keepouts: list[_Rect],
         wanted = int(rng.integers(lo, hi + 1))
         placed = []
         for _ in range(wanted):
-            piece = _place_one_piece(rng, room, keepouts, placed, allowed, config, fur)
+            piece = _place_one_piece(rng, room, keepouts, placed, allowed, config, fur,
+                                     used + Counter(_model_keys(placed)))
             if piece is not None:
                 placed.append(piece)
         if len(placed) >= lo:
@@ -515,7 +534,7 @@ def _furnish_room(rng: np.random.Generator, room: Room, keepouts: list[_Rect],
 
 def _place_one_piece(rng: np.random.Generator, room: Room, keepouts: list[_Rect], placed: list[_Placed],
                      allowed: list[CategorySpec], config: HomeConfig,
-                     fur: Optional[Furnisher]) -> Optional[_Placed]:
+                     fur: Optional[Furnisher], used: Counter[str]) -> Optional[_Placed]:
     """Try categories and poses until one fits.
 
     The room's signature piece goes first while the room is empty enough, then a receptacle so that small
@@ -532,8 +551,9 @@ def _place_one_piece(rng: np.random.Generator, room: Room, keepouts: list[_Rect]
             pool = preferred
         if not pool:
             return None
+        pool = _fresh(pool, fur, used)
         spec = pool[int(rng.integers(len(pool)))]
-        size, scale, choice = _draw(rng, spec, fur)
+        size, scale, choice = _draw(rng, spec, fur, used)
         quarter, footprint = _floor_pose(rng, spec, size, room, config)
         if footprint is None or any(footprint.overlaps(k) for k in keepouts):
             continue
@@ -542,12 +562,13 @@ def _place_one_piece(rng: np.random.Generator, room: Room, keepouts: list[_Rect]
     return None
 
 
-def _draw(rng: np.random.Generator, spec: CategorySpec,
-          fur: Optional[Furnisher]) -> tuple[Vec3, float, Optional[ModelChoice]]:
+def _draw(rng: np.random.Generator, spec: CategorySpec, fur: Optional[Furnisher],
+          used: Optional[Counter[str]] = None) -> tuple[Vec3, float, Optional[ModelChoice]]:
     """Size, position in the size range and model of a new object: a model of a furnished home keeps its own
-    size; a primitive object's size is drawn uniformly from its category's range."""
+    size (one the home uses least, see ``Furnisher.choose``); a primitive object's size is drawn uniformly from
+    its category's range."""
     if fur is not None:
-        choice = fur.choose(rng, spec)
+        choice = fur.choose(rng, spec, used if used is not None else Counter())
         return choice.size_m, choice.scale, choice
     scale = float(rng.uniform())
     return _size(spec, scale), scale, None
@@ -605,7 +626,7 @@ def _uniform_or_none(rng: np.random.Generator, lo: float, hi: float) -> Optional
 
 
 def _dress_receptacle(rng: np.random.Generator, receptacle: _Placed, room: Room,
-                      config: HomeConfig, fur: Optional[Furnisher]) -> list[_Placed]:
+                      config: HomeConfig, fur: Optional[Furnisher], used: Counter[str]) -> list[_Placed]:
     """Small objects on the receptacle's top, as many of the drawn count as fit without touching.
 
     On a model, an object must also rest on its support surface and fit under whatever is above it.
@@ -620,8 +641,10 @@ def _dress_receptacle(rng: np.random.Generator, receptacle: _Placed, room: Room,
     for _ in range(wanted * 10):
         if len(placed) == wanted or not allowed:
             break
-        spec = allowed[int(rng.integers(len(allowed)))]
-        size, scale, choice = _draw(rng, spec, fur)
+        so_far = used + Counter(_model_keys(placed))
+        fresh = _fresh(allowed, fur, so_far)
+        spec = fresh[int(rng.integers(len(fresh)))]
+        size, scale, choice = _draw(rng, spec, fur, so_far)
         quarter = int(rng.integers(4))
         hx, hy = (size[1] / 2, size[0] / 2) if quarter % 2 else (size[0] / 2, size[1] / 2)
         x = _uniform_or_none(rng, top.x0 + m + hx, top.x1 - m - hx)
