@@ -44,6 +44,12 @@ def _later_spl(records: list[SubtaskRecord]) -> float:
     return statistics.fmean(later) if later else 0.0
 
 
+def _early_failed_stops(records: list[SubtaskRecord], max_actions: int = 2) -> list[SubtaskRecord]:
+    """Failed subtasks the agent ended by STOP within its first ``max_actions`` actions (issue 11's quick quits)."""
+    return [r for r in records
+            if not r.success and r.stop_reason == "stop" and r.num_actions <= max_actions]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--episodes", type=int, default=20)
@@ -88,6 +94,10 @@ def main() -> int:
     gave_up = summary.failures.get("gave_up", 0) / max(1, summary.num_subtasks)
     print(f"targets: SR {summary.success_rate:.3f} (>= 0.93), SPL {summary.spl:.3f} (>= 0.68), image SPL "
           f"{image.spl if image else 0.0:.3f} (>= 0.60), gave up {100 * gave_up:.1f} per 100 subtasks (<= 1)")
+    early = _early_failed_stops(with_memory)
+    print(f"failed STOPs within the first 2 actions: {len(early)} (target 0)"
+          + "".join(f"\n  {r.episode_id} subtask {r.index}: {r.stop_detail}" for r in early))
+    result["early_failed_stops"] = len(early)
     if args.out is not None:
         args.out.write_text(json.dumps(result, indent=2))
     return 0

@@ -37,6 +37,7 @@ from typing import Any, Mapping, Optional, Sequence
 import cv2
 import numpy as np
 
+from goat_core.bench.outputs import partial_run_note
 from goat_core.bench.results import (
     GroupStats,
     InvalidResultError,
@@ -189,6 +190,14 @@ def read_trajectories(path: PathLike) -> list[Trajectory]:
     except (EOFError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidResultError(f"{path}: trajectories are not gzip JSON: {exc}") from None
     return trajectories_from_json(data, str(path))
+
+
+def stored_trajectories(results_path: Path, meta: Mapping[str, Any]) -> list[Trajectory]:
+    """The trajectories of the results file ``results_path`` (meta ``meta``): none if it names no file or the
+    file is not there."""
+    name = meta.get(TRAJECTORIES_META_KEY)
+    path = results_path.parent / str(name) if name else None
+    return read_trajectories(path) if path is not None and path.exists() else []
 
 
 # ------------------------------------------------------------------------------------------------ charts
@@ -532,10 +541,12 @@ def render_html_report(records: Sequence[SubtaskRecord], summary: Summary, meta:
                                  (episode_extras or {}).get((scene, ep), ""))
                 for scene, ep in _episode_keys(records)]
     run = html.escape(json.dumps(dict(meta), indent=2, default=str))
+    partial = partial_run_note(meta, len(records))
+    title = "goat_nav benchmark report" + ("" if partial is None else f" ({html.escape(partial)})")
     return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>goat_nav benchmark report</title>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <style>{_STYLE}</style></head>
-<body><h1>goat_nav benchmark report</h1>
+<body><h1>{title}</h1>
 <h2>Overall</h2>{overall}
 <div class="charts">{"".join(charts)}</div>
 {"".join(tables)}
@@ -698,6 +709,9 @@ def run_report(args: argparse.Namespace) -> int:
         print(f"report: {out}")
         return 0
     results = read_results_json(args.results)
+    partial = partial_run_note(results.meta, len(results.records))
+    if partial is not None:
+        print(f"{args.results}: {partial}", file=sys.stderr)
     trajectories = load_run_trajectories(args.results, results.meta)
     write_html_report(out, results.records, summarise(results.records), results.meta, trajectories)
     print(f"report: {out}")

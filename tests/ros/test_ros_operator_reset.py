@@ -49,7 +49,9 @@ def _node(name: str, overrides: dict[str, Any]) -> Any:
 
 def test_the_robot_bringup_resets_through_the_operator_and_the_simulator_is_the_default() -> None:
     assert EpisodePlayerParams().reset_mode == "sim"
-    assert bringup_overrides("stretch", {})["episode_player"] == {"reset_mode": "operator"}
+    # a person places the robot: the reset deadline is longer than the simulator's
+    assert bringup_overrides("stretch", {})["episode_player"] == {"reset_mode": "operator", "reset_timeout_s": 900.0}
+    assert EpisodePlayerParams().reset_timeout_s < 900.0
     assert "episode_player" not in bringup_overrides("bench", {})
 
 

@@ -401,19 +401,31 @@ def generate_episode(sim: EmbeddedSim, scene_id: str, episode_id: str, rng: np.r
         extra={CATEGORY_WORDS_FIELD: words} if words else {})
 
 
+def home_seeds(num_episodes: int, seed: int) -> list[int]:
+    """The home seed of each episode of ``generate_dataset(num_episodes, seed)``, in order."""
+    rng = np.random.default_rng(seed)
+    return [int(rng.integers(0, 2**31 - 1)) for _ in range(num_episodes)]
+
+
+def generate_numbered_episode(seed: int, k: int, home_seed: int, home_config: HomeConfig = HomeConfig(),
+                              config: EpisodeGenConfig = EpisodeGenConfig(),
+                              sim_config: SimConfig = SimConfig()) -> GoatEpisode:
+    """Episode ``k`` of ``generate_dataset(..., seed)`` in its own home (``home_seed = home_seeds(...)[k]``); it
+    depends on nothing else, so episodes can be generated apart (goat-nav bench's workers do)."""
+    scene_id = scene_id_for(home_seed, home_config)
+    with EmbeddedSim(generate_home(home_seed, home_config), sim_config) as sim:
+        return generate_episode(sim, scene_id, f"{seed}-{k}", np.random.default_rng(home_seed), config)
+
+
 def generate_dataset(num_episodes: int, seed: int, home_config: HomeConfig = HomeConfig(),
                      config: EpisodeGenConfig = EpisodeGenConfig(), sim_config: SimConfig = SimConfig(),
                      on_episode: Optional[Callable[[GoatEpisode], None]] = None) -> GoatDataset:
     """``num_episodes`` episodes, each in its own home; home seeds are derived from ``seed``."""
     if num_episodes < 1:
         raise SceneGenerationError(f"num_episodes must be >= 1, got {num_episodes}")
-    rng = np.random.default_rng(seed)
     episodes: list[GoatEpisode] = []
-    for k in range(num_episodes):
-        home_seed = int(rng.integers(0, 2**31 - 1))
-        scene_id = scene_id_for(home_seed, home_config)
-        with EmbeddedSim(generate_home(home_seed, home_config), sim_config) as sim:
-            episode = generate_episode(sim, scene_id, f"{seed}-{k}", np.random.default_rng(home_seed), config)
+    for k, home_seed in enumerate(home_seeds(num_episodes, seed)):
+        episode = generate_numbered_episode(seed, k, home_seed, home_config, config, sim_config)
         episodes.append(episode)
         if on_episode is not None:
             on_episode(episode)
@@ -421,4 +433,5 @@ def generate_dataset(num_episodes: int, seed: int, home_config: HomeConfig = Hom
 
 
 __all__ = ["EpisodeGenConfig", "ImageGoalRenderer", "camera_quaternion_habitat", "describe_object",
-           "generate_dataset", "generate_episode", "parse_scene_id", "scene_id_for", "task_goal_text"]
+           "generate_dataset", "generate_episode", "generate_numbered_episode", "home_seeds", "parse_scene_id",
+           "scene_id_for", "task_goal_text"]
