@@ -1,6 +1,6 @@
 """Quality targets of the main job: SR, SPL and the value of lifelong memory on procedural GOAT episodes.
 
-    python benchmarks/bench_goat.py --episodes 20 --seed 5000 [--homes primitive]
+    python benchmarks/bench_goat.py --episodes 20 --seed 5000 [--homes furnished]
 
 Runs the same episodes twice, with and without memory (the GOAT paper's ablation), and prints SR/SPL overall, per
 modality and per subtask index, and the ratio of SPL on subtasks 2+ (index >= 1) with memory to without.
@@ -26,7 +26,7 @@ from goat_core.matching.matcher import MatcherConfig
 from goat_nav.bench_cmd import format_summary
 from goat_nav.runner import EpisodeRunner, RunConfig
 from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_dataset
-from sim_bridge.embedded.home import HomeConfig
+from sim_bridge.embedded.home import FURNITURE_KINDS, HomeConfig
 
 
 def _run(episodes: list, use_memory: bool, embedder: SentenceEmbedder) -> list[SubtaskRecord]:
@@ -58,8 +58,8 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=None, help="write both summaries as JSON")
     parser.add_argument("--results", type=Path, default=None,
                         help="write the run with memory as a results file (every subtask, its failure class)")
-    parser.add_argument("--homes", choices=("furnished", "primitive"), default="furnished",
-                        help="furnished homes (real 3D models, the default) or primitive furniture")
+    parser.add_argument("--homes", choices=FURNITURE_KINDS, default=HomeConfig().furniture,
+                        help="furnished homes (real 3D models) or primitive furniture (the default)")
     args = parser.parse_args()
 
     t0 = time.monotonic()

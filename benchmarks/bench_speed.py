@@ -1,6 +1,6 @@
 """Latency targets of the main job, as medians on this machine.
 
-    python benchmarks/bench_speed.py [--steps 300] [--seed 1000] [--homes primitive]
+    python benchmarks/bench_speed.py [--steps 300] [--seed 1000] [--homes furnished]
 
 * home build: generating a furnished home and its MuJoCo model, first with an empty model cache (every model
   converted) and then with the cache filled (each in a fresh process);
@@ -27,7 +27,7 @@ from goat_core.matching.matcher import MatcherConfig
 from goat_core.types import DiscreteAction, Observation
 from goat_nav.runner import EpisodeRunner, RunConfig
 from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_dataset
-from sim_bridge.embedded.home import HomeConfig, generate_home
+from sim_bridge.embedded.home import FURNITURE_KINDS, HomeConfig, generate_home
 from sim_bridge.embedded.sim import EmbeddedSim
 
 _BUILD = """
@@ -95,7 +95,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--seed", type=int, default=1000)
-    parser.add_argument("--homes", choices=("furnished", "primitive"), default="furnished")
+    parser.add_argument("--homes", choices=FURNITURE_KINDS, default=HomeConfig().furniture)
     args = parser.parse_args()
     print(f"machine: {platform.machine()} {os.cpu_count()} cpus, python {platform.python_version()}, "
           f"MUJOCO_GL={os.environ.get('MUJOCO_GL', 'egl (default)')}, {args.homes} homes")

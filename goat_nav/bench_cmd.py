@@ -34,7 +34,7 @@ from sim_bridge.embedded.sim import SimConfig
 
 def home_config_from_args(args: argparse.Namespace) -> HomeConfig:
     """The home settings of the --num-rooms, --homes and --furniture-libraries flags."""
-    fields: dict[str, Any] = {"furniture": getattr(args, "homes", "furnished")}
+    fields: dict[str, Any] = {"furniture": getattr(args, "homes", HomeConfig().furniture)}
     if getattr(args, "num_rooms", None) is not None:
         fields["num_rooms"] = args.num_rooms
     if getattr(args, "furniture_libraries", None):

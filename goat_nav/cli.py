@@ -25,6 +25,7 @@ from goat_core.matching.selection import GOAL_MATCHERS, IMAGE_MATCHERS
 from goat_core.perception.factory import PERCEPTION_BACKENDS
 from goat_nav.goal_cmd import add_goal_parser
 from goat_nav.parallel import add_parallel_args, parallel_config
+from sim_bridge.embedded.home import FURNITURE_KINDS, HomeConfig
 
 LIVE_DEFAULT = "127.0.0.1:8765"
 
@@ -46,8 +47,8 @@ def _add_generation_args(p: argparse.ArgumentParser) -> None:
 
 
 def _add_homes_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--homes", choices=("furnished", "primitive"), default="furnished",
-                   help="furnished: real 3D models of Debian's sweethome3d-furniture (default); primitive: furniture "
+    p.add_argument("--homes", choices=FURNITURE_KINDS, default=HomeConfig().furniture,
+                   help="furnished: real 3D models of Debian's sweethome3d-furniture; primitive (default): furniture "
                         "built of MuJoCo boxes, cylinders and spheres")
     p.add_argument("--furniture-libraries", default=None, metavar="A,B",
                    help="Sweet Home 3D libraries (.sh3f stems in /usr/share/sweethome3d/furniture) of furnished "

@@ -97,7 +97,7 @@ def test_the_cache_returns_the_converted_model_without_converting_again(librarie
 
 def test_missing_libraries_raise_a_clear_error(tmp_path):
     with pytest.raises(FurnitureLibraryError, match=r"sweethome3d-furniture.*apt-get install.*--homes primitive"):
-        generate_home(1, HomeConfig(furniture_dir=str(tmp_path)))
+        generate_home(1, HomeConfig(furniture="furnished", furniture_dir=str(tmp_path)))
     with pytest.raises(FurnitureLibraryError, match="Nope"):
         load_libraries(("Nope",), LIBRARY_DIR)
     assert generate_home(1, HomeConfig(furniture="primitive", furniture_dir=str(tmp_path))).objects
@@ -112,7 +112,7 @@ def test_the_cli_names_the_package_when_a_library_is_missing(tmp_path, capsys):
 
 @pytest.fixture(scope="module")
 def furnished_sim():
-    home = generate_home(3, HomeConfig(num_rooms=4))
+    home = generate_home(3, HomeConfig(num_rooms=4, furniture="furnished"))
     with EmbeddedSim(home) as sim:
         yield sim
 
@@ -190,10 +190,10 @@ def test_scene_ids_name_the_furniture_and_rebuild_the_same_home():
     from sim_bridge.embedded.episodes import parse_scene_id, scene_id_for
     from sim_bridge.embedded.pasture_gen import PastureGenConfig, parse_pasture_scene_id, pasture_scene_id
 
-    furnished, primitive = HomeConfig(num_rooms=3), HomeConfig(num_rooms=3, furniture="primitive")
-    extra = HomeConfig(num_rooms=3, furniture_libraries=("BlendSwap-CC-0", "Scopia"))
-    assert scene_id_for(5, furnished) == "embedded/home_s5_r3"
-    assert scene_id_for(5, primitive) == "embedded/home_s5_r3_primitive"
+    furnished, primitive = HomeConfig(num_rooms=3, furniture="furnished"), HomeConfig(num_rooms=3)
+    extra = HomeConfig(num_rooms=3, furniture="furnished", furniture_libraries=("BlendSwap-CC-0", "Scopia"))
+    assert scene_id_for(5, furnished) == "embedded/home_s5_r3_furnished"
+    assert scene_id_for(5, primitive) == "embedded/home_s5_r3"
     assert scene_id_for(5, extra) == "embedded/home_s5_r3_fBlendSwap-CC-0+Scopia"
     for config in (furnished, primitive, extra):
         assert parse_scene_id(scene_id_for(5, config)) == (5, config)
@@ -205,7 +205,7 @@ def test_furnished_pasture_homes_hide_objects_in_models_and_add_uncommon_models(
     from sim_bridge.embedded.furniture_categories import UNCOMMON_MODEL_CATEGORIES
     from sim_bridge.embedded.pasture_gen import PastureGenConfig
 
-    home = generate_home(5, PastureGenConfig().home_config(5))
+    home = generate_home(5, PastureGenConfig().home_config(5, HomeConfig(furniture="furnished")))
     hidden = [o for o in home.objects if home.hidden_relation(o) is not None]
     uncommon = [o for o in home.objects if o.category in UNCOMMON_MODEL_CATEGORIES]
     assert hidden and len(uncommon) == 3

@@ -8,11 +8,13 @@ bounding boxes are exact footprints), keeps ``furniture_gap_m`` (more than the r
 other piece and from the walls it does not touch, and stays out of a corridor in front of each door: together
 these keep the free floor of a room in one piece. Small objects stand on receptacle tops.
 
-Furniture (``HomeConfig.furniture``): "furnished" (the default) makes every object a real 3D model of the
+Furniture (``HomeConfig.furniture``): "furnished" makes every object a real 3D model of the
 Sweet Home 3D libraries (``furnishing``: the model's own size, colour and support surface; categories no model
 stands for are left out, see ``furniture_categories``); "primitive" builds each object of MuJoCo primitives
-after the recipes of ``catalogue``. A furnished home needs Debian's ``sweethome3d-furniture``; without it,
-generating one raises FurnitureLibraryError naming the package (never a silent fall back to primitives).
+after the recipes of ``catalogue`` (the default, until the agent's numbers on furnished homes reach those on
+primitive ones; ``--homes furnished`` on the command line). A furnished home needs Debian's
+``sweethome3d-furniture``; without it, generating one raises FurnitureLibraryError naming the package (never a
+silent fall back to primitives).
 
 Frames: world, x/y horizontal, z up, metres, floor at z = 0. Object frame: see ``catalogue``.
 """
@@ -88,7 +90,7 @@ class HomeConfig:
     # receptacle tops, as many as fit.
     uncommon_objects: int = 0
     # "furnished": real models of the Sweet Home 3D libraries below (module doc); "primitive": MuJoCo primitives.
-    furniture: FurnitureKind = "furnished"
+    furniture: FurnitureKind = "primitive"
     furniture_libraries: tuple[str, ...] = DEFAULT_LIBRARIES  # .sh3f file stems in furniture_dir
     furniture_dir: str = LIBRARY_DIR
 
@@ -115,26 +117,27 @@ class HomeConfig:
         _check_int_range("uncommon_objects", self.uncommon_objects, 0, len(UNCOMMON_CATALOGUE))
 
 
-# The furniture part of a scene id (episodes.scene_id_for): nothing for the default (furnished from the default
-# libraries), "_primitive", or "_f" + the library names joined by "+".
-FURNITURE_TAG_PATTERN = r"(?P<furniture>_primitive|_f[A-Za-z0-9.+-]+)?"
+# The furniture part of a scene id (episodes.scene_id_for): nothing for primitive homes (so episode files written
+# before furnished homes existed rebuild the same homes), "_furnished" (the default libraries), or "_f" + the
+# library names joined by "+".
+FURNITURE_TAG_PATTERN = r"(?P<furniture>_furnished|_f[A-Za-z0-9.+-]+)?"
 
 
 def furniture_tag(config: HomeConfig) -> str:
     """The scene-id suffix naming a config's furniture (see FURNITURE_TAG_PATTERN)."""
     if config.furniture == "primitive":
-        return "_primitive"
-    if config.furniture_libraries == DEFAULT_LIBRARIES:
         return ""
+    if config.furniture_libraries == DEFAULT_LIBRARIES:
+        return "_furnished"
     return "_f" + "+".join(config.furniture_libraries)
 
 
 def furniture_fields(tag: Optional[str], base: Optional[HomeConfig] = None) -> dict[str, object]:
     """HomeConfig fields of a scene-id suffix written by :func:`furniture_tag` (the library folder of ``base``)."""
     base = base if base is not None else HomeConfig()
-    if tag == "_primitive":
+    if not tag:
         return {"furniture": "primitive", "furniture_dir": base.furniture_dir}
-    libraries = tuple(tag[2:].split("+")) if tag else DEFAULT_LIBRARIES
+    libraries = DEFAULT_LIBRARIES if tag == "_furnished" else tuple(tag[2:].split("+"))
     return {"furniture": "furnished", "furniture_libraries": libraries, "furniture_dir": base.furniture_dir}
 
 
