@@ -15,6 +15,7 @@ from tqdm import tqdm
 from goat_core.agent import AgentConfig
 from goat_core.bench.episodes import GoatDataset, GoatEpisode, load_goat_dataset, save_goat_dataset
 from goat_core.bench.results import Summary, summarise
+from goat_core.errors import ConfigError
 from goat_core.mapping.keyframes import KeyframeConfig
 from goat_core.matching.cow import CowConfig
 from goat_core.matching.matcher import MatcherConfig
@@ -38,6 +39,9 @@ def home_config_from_args(args: argparse.Namespace) -> HomeConfig:
     if getattr(args, "num_rooms", None) is not None:
         fields["num_rooms"] = args.num_rooms
     if getattr(args, "furniture_libraries", None):
+        if fields["furniture"] != "furnished":
+            raise ConfigError(f"--furniture-libraries {args.furniture_libraries} furnishes homes with models: it needs "
+                              f"--homes furnished (the homes are {fields['furniture']})")
         fields["furniture_libraries"] = tuple(n.strip() for n in args.furniture_libraries.split(",") if n.strip())
     return HomeConfig(**fields)
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 
-import mujoco
 import numpy as np
 import pytest
 
@@ -104,10 +103,14 @@ def test_missing_libraries_raise_a_clear_error(tmp_path):
 
 
 def test_the_cli_names_the_package_when_a_library_is_missing(tmp_path, capsys):
-    code = cli_main(["render", "--seed", "1", "--out", str(tmp_path), "--furniture-libraries", "NoSuchLibrary"])
+    code = cli_main(["render", "--seed", "1", "--out", str(tmp_path), "--homes", "furnished",
+                     "--furniture-libraries", "NoSuchLibrary"])
     assert code == 2
     err = capsys.readouterr().err
     assert "NoSuchLibrary" in err and "sweethome3d-furniture" in err
+    # Libraries without furnished homes would be ignored: refused instead.
+    assert cli_main(["render", "--seed", "1", "--out", str(tmp_path), "--furniture-libraries", "Scopia"]) == 2
+    assert "needs --homes furnished" in capsys.readouterr().err
 
 
 @pytest.fixture(scope="module")
@@ -131,6 +134,8 @@ def test_furnished_home_objects_are_models_with_credits(furnished_sim):
 
 
 def test_small_objects_rest_on_the_surface_of_their_model(furnished_sim):
+    import mujoco  # here, not at the top: sim_bridge.embedded chooses MuJoCo's headless OpenGL before it loads
+
     home = furnished_sim.home
     small = [o for o in home.objects if o.receptacle_id is not None]
     assert small
