@@ -15,6 +15,7 @@ from tqdm import tqdm
 from goat_core.agent import AgentConfig
 from goat_core.bench.episodes import GoatDataset, GoatEpisode, load_goat_dataset, save_goat_dataset
 from goat_core.bench.results import Summary, summarise
+from goat_core.errors import ConfigError
 from goat_core.mapping.keyframes import KeyframeConfig
 from goat_core.matching.cow import CowConfig
 from goat_core.matching.matcher import MatcherConfig
@@ -32,10 +33,17 @@ from sim_bridge.embedded.home import HomeConfig
 from sim_bridge.embedded.sim import SimConfig
 
 
-def _home_config(args: argparse.Namespace) -> HomeConfig:
-    if args.num_rooms is None:
-        return HomeConfig()
-    return HomeConfig(num_rooms=args.num_rooms)
+def home_config_from_args(args: argparse.Namespace) -> HomeConfig:
+    """The home settings of the --num-rooms, --homes and --furniture-libraries flags."""
+    fields: dict[str, Any] = {"furniture": getattr(args, "homes", HomeConfig().furniture)}
+    if getattr(args, "num_rooms", None) is not None:
+        fields["num_rooms"] = args.num_rooms
+    if getattr(args, "furniture_libraries", None):
+        if fields["furniture"] != "furnished":
+            raise ConfigError(f"--furniture-libraries {args.furniture_libraries} furnishes homes with models: it needs "
+                              f"--homes furnished (the homes are {fields['furniture']})")
+        fields["furniture_libraries"] = tuple(n.strip() for n in args.furniture_libraries.split(",") if n.strip())
+    return HomeConfig(**fields)
 
 
 def _generate(args: argparse.Namespace, quiet: bool, pool: Optional[WorkerPool] = None) -> GoatDataset:
@@ -45,10 +53,10 @@ def _generate(args: argparse.Namespace, quiet: bool, pool: Optional[WorkerPool] 
         bar.update(1)
 
     if pool is not None and pool.distributed:
-        make = ProceduralEpisodes(args.seed, _home_config(args), EpisodeGenConfig())
+        make = ProceduralEpisodes(args.seed, home_config_from_args(args), EpisodeGenConfig())
         dataset = GoatDataset(tuple(pool.map(make, list(enumerate(home_seeds(args.episodes, args.seed))), advance)))
     else:
-        dataset = generate_dataset(args.episodes, args.seed, _home_config(args), EpisodeGenConfig(),
+        dataset = generate_dataset(args.episodes, args.seed, home_config_from_args(args), EpisodeGenConfig(),
                                    on_episode=advance)
     bar.close()
     return dataset
@@ -160,6 +168,9 @@ def run_bench(args: argparse.Namespace) -> int:
     if run.bag is not None:
         print(f"recording: {run.bag} (rosbag2: metadata.yaml + {run.bag.name}.mcap)")
     if args.report is not None:
-        write_html_report(Path(args.report), records, summary, meta, trajectories)
+        from goat_nav.report_views import report_extras  # renders the goal views: only when a report is asked for
+
+        views, credits = report_extras(episodes)
+        write_html_report(Path(args.report), records, summary, meta, trajectories, views, [credits])
         print(f"report: {args.report}")
     return 0

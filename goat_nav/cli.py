@@ -5,6 +5,7 @@
     goat-nav bench --episodes 300 --workers 8 --out results.json   (Ray; --ray-address auto on a cluster)
     goat-nav report results.json --out report.html
     goat-nav generate --episodes 10 --seed 7 --out episodes.json.gz
+    goat-nav render --seed 7 --out home7/        (a top-down map and first-person views of one home)
     goat-nav launch sim                     (ROS 2: the simulator bridge and the agent's nodes)
     goat-nav goal --category sofa           (ROS 2: one goal to the running graph, prints its outcome)
     goat-nav view                           (ROS 2: the graph live in Foxglove / Lichtblick, ws://127.0.0.1:8765)
@@ -24,6 +25,7 @@ from goat_core.matching.selection import GOAL_MATCHERS, IMAGE_MATCHERS
 from goat_core.perception.factory import PERCEPTION_BACKENDS
 from goat_nav.goal_cmd import add_goal_parser
 from goat_nav.parallel import add_parallel_args, parallel_config
+from sim_bridge.embedded.home import FURNITURE_KINDS, HomeConfig
 
 LIVE_DEFAULT = "127.0.0.1:8765"
 
@@ -41,6 +43,16 @@ def _add_generation_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--episodes", type=_positive_int, default=20, help="number of procedural episodes (default 20)")
     p.add_argument("--seed", type=int, default=1000, help="seed of the procedural homes and episodes (default 1000)")
     p.add_argument("--num-rooms", type=int, default=None, help="rooms per generated home (default: the generator's)")
+    _add_homes_args(p)
+
+
+def _add_homes_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--homes", choices=FURNITURE_KINDS, default=HomeConfig().furniture,
+                   help="furnished: real 3D models of Debian's sweethome3d-furniture; primitive (default): furniture "
+                        "built of MuJoCo boxes, cylinders and spheres")
+    p.add_argument("--furniture-libraries", default=None, metavar="A,B",
+                   help="Sweet Home 3D libraries (.sh3f stems in /usr/share/sweethome3d/furniture) of furnished "
+                        "homes, comma-separated (default BlendSwap-CC-0,BlendSwap-CC-BY: the CC0 and CC-BY ones)")
 
 
 def _add_perception_args(p: argparse.ArgumentParser) -> None:
@@ -136,6 +148,13 @@ def build_parser() -> argparse.ArgumentParser:
     gen = sub.add_parser("generate", help="generate procedural GOAT episodes and save them as GOAT-Bench JSON")
     _add_generation_args(gen)
     gen.add_argument("--out", type=Path, required=True, help="output file (.json or .json.gz)")
+
+    render = sub.add_parser("render", help="write a top-down map and first-person views of one procedural home")
+    render.add_argument("--seed", type=int, default=1000, help="seed of the home (default 1000)")
+    render.add_argument("--num-rooms", type=int, default=None, help="rooms of the home (default: the generator's)")
+    render.add_argument("--views", type=_positive_int, default=6, help="first-person views to write (default 6)")
+    render.add_argument("--out", type=Path, required=True, help="folder to write the PNG files and credits to")
+    _add_homes_args(render)
     return parser
 
 
@@ -192,6 +211,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             from goat_nav.bench_cmd import run_generate
 
             return run_generate(args)
+        if args.command == "render":
+            from goat_nav.render_cmd import run_render
+
+            return run_render(args)
     except GoatError as exc:
         print(f"goat-nav {args.command}: error: {exc}", file=sys.stderr)
         return 2

@@ -30,6 +30,18 @@ if ! ldconfig -p 2>/dev/null | grep -q 'libEGL.so.1'; then
   fi
 fi
 
+# Furnished homes (the default) read real 3D models from Debian's sweethome3d-furniture at run time.
+if ! ls /usr/share/sweethome3d/furniture/BlendSwap-CC-0.sh3f >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "[setup] installing Debian's sweethome3d-furniture (the 3D models of the furnished homes)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      sweethome3d-furniture >/dev/null
+  else
+    echo "[setup] sweethome3d-furniture not installed and not root: run 'sudo apt-get install sweethome3d-furniture'" \
+      "for furnished homes (the default); until then use --homes primitive" >&2
+  fi
+fi
+
 if [ ! -x .venv/bin/python ]; then
   echo "[setup] creating .venv with $($PYTHON --version)"
   "$PYTHON" -m venv .venv

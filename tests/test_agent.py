@@ -442,7 +442,7 @@ def test_bad_agent_config_raises(kwargs: dict[str, float]) -> None:
 def test_embedded_simulator_episode_reaches_a_category_goal() -> None:
     sim_module = pytest.importorskip("sim_bridge.embedded.sim", reason="the embedded simulator is not built yet")
     home_module = pytest.importorskip("sim_bridge.embedded.home")
-    home = home_module.generate_home(1)
+    home = home_module.generate_home(1, home_module.HomeConfig(furniture="primitive"))  # it has an armchair
     labels = sorted({obj.category for obj in home.objects})
     agent = Agent(AgentConfig(), GroundTruthPerception(labels), CategoryMatcher())
     with sim_module.EmbeddedSim(home) as sim:

@@ -44,7 +44,7 @@ from goat_nav.report import (
 from goat_nav.resume import PlanResults, check_same_run, plan_run
 from goat_nav.runner import RunConfig, Trajectory
 from sim_bridge.embedded.catalogue import CATALOGUE
-from sim_bridge.embedded.home import Home, HomeConfig
+from sim_bridge.embedded.home import Home
 
 
 def suite_workers(run_config: RunConfig, agent_config: AgentConfig, matcher_config: MatcherConfig,
@@ -61,10 +61,6 @@ def suite_workers(run_config: RunConfig, agent_config: AgentConfig, matcher_conf
     labels += [label for label in extra_labels if label not in labels]
     return GoatWorkerFactory(run_config, agent_config, matcher_config, labels=tuple(labels),
                              home_for_scene=home_for_scene, verbose=verbose)
-
-
-def home_config_from_args(args: argparse.Namespace) -> HomeConfig:
-    return HomeConfig() if args.num_rooms is None else HomeConfig(num_rooms=args.num_rooms)
 
 
 def check_suite_args(args: argparse.Namespace) -> None:

@@ -55,6 +55,7 @@ from goat_core.control.pose_nav import PoseGoalNavigator, PoseNavConfig
 from goat_core.errors import ConfigError, GoatError, SceneGenerationError
 from goat_core.mapping.occupancy import OccupancyGrid
 from goat_core.types import DiscreteAction, GoalModality, Observation, Pose2D
+from goat_nav.bench_cmd import home_config_from_args
 from goat_nav.parallel import WORKER_LOST, UnitResult, WorkerPool, WorkUnit, parallel_config
 from goat_nav.record import RecordedGoal, RunRecorder, check_bag_path
 from goat_nav.report import (
@@ -636,7 +637,7 @@ def run_suite(args: argparse.Namespace) -> int:
     _check_args(args)
     config = _run_config(args)  # settings first: a bad one fails before any episode runs
     parallel = parallel_config(args)
-    home_config = HomeConfig() if args.num_rooms is None else HomeConfig(num_rooms=args.num_rooms)
+    home_config = home_config_from_args(args)
     gen_config = FindingDoryGenConfig()
     meta: dict[str, Any] = {"suite": "findingdory", "source": f"procedural seed={args.seed}", "seed": args.seed,
                             "run_config": dataclasses.asdict(config), "gen_config": dataclasses.asdict(gen_config),

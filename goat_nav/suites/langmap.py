@@ -34,7 +34,7 @@ from goat_core.bench.suite_metrics import (
 )
 from goat_core.errors import EpisodeFormatError
 from goat_core.matching.matcher import MatcherConfig
-from goat_nav.bench_cmd import run_config_from_args
+from goat_nav.bench_cmd import home_config_from_args, run_config_from_args
 from goat_nav.episode_worker import GoatWorkerFactory
 from goat_nav.parallel import WorkerPool, parallel_config
 from goat_nav.runner import RunConfig
@@ -42,7 +42,6 @@ from goat_nav.suites.common import (
     base_meta,
     check_suite_args,
     finish,
-    home_config_from_args,
     load_episodes,
     run_episodes,
     stats_rows,

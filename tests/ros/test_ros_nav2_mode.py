@@ -46,11 +46,13 @@ from goat_stretch.nav2_mode import (  # noqa: E402
     parse_initial_pose,
 )
 from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_dataset  # noqa: E402
+from sim_bridge.embedded.home import HomeConfig  # noqa: E402
 
 NAV2 = {"motion_mode": "nav2", "nav2_standoff_m": 0.5, "nav2_initial_pose": "0.0 0.0 0.0"}  # amcl (the default)
 # An object goal whose instance the agent sees during its first scan (checked by the success test).
-EPISODE = generate_dataset(1, 0, config=EpisodeGenConfig(min_subtasks=2, max_subtasks=3,
-                                                            max_start_geodesic_m=5.0)).episodes[0]
+EPISODE = generate_dataset(1, 0, HomeConfig(furniture="primitive"),
+                           config=EpisodeGenConfig(min_subtasks=2, max_subtasks=3,
+                                                   max_start_geodesic_m=5.0)).episodes[0]
 TASK_INDEX = next(i for i, t in enumerate(EPISODE.tasks) if t.modality.value == "object")
 BUDGET = 40
 
