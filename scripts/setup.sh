@@ -30,7 +30,7 @@ if ! ldconfig -p 2>/dev/null | grep -q 'libEGL.so.1'; then
   fi
 fi
 
-# Furnished homes (the default) read real 3D models from Debian's sweethome3d-furniture at run time.
+# Furnished homes (--homes furnished) read real 3D models from Debian's sweethome3d-furniture at run time.
 if ! ls /usr/share/sweethome3d/furniture/BlendSwap-CC-0.sh3f >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "[setup] installing Debian's sweethome3d-furniture (the 3D models of the furnished homes)"
