@@ -44,6 +44,7 @@ import cv2
 import numpy as np
 
 from goat_core.errors import SceneGenerationError
+from sim_bridge.embedded.mesh_part import MeshPart
 
 DEBIAN_PACKAGE = "sweethome3d-furniture"
 LIBRARY_DIR = "/usr/share/sweethome3d/furniture"
@@ -228,17 +229,6 @@ def load_libraries(names: Sequence[str] = DEFAULT_LIBRARIES, directory: Path | s
 
 
 # ---------------------------------------------------------------- meshes
-
-
-@dataclass(frozen=True, eq=False)
-class MeshPart:
-    """The triangles of one material of a model, in the object frame (metres, see module doc)."""
-
-    vertices_m: np.ndarray  # (V, 3) float32
-    faces: np.ndarray  # (F, 3) int32 indices into vertices_m
-    texcoords: Optional[np.ndarray]  # (V, 2) float32 (OBJ convention: v up), None when untextured
-    rgb: tuple[int, int, int]  # diffuse colour, sRGB 0-255 (white under a texture)
-    texture_png: Optional[bytes]  # PNG of the material's texture
 
 
 @dataclass(frozen=True, eq=False)

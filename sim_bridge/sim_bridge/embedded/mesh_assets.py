@@ -17,7 +17,7 @@ from typing import Sequence  # noqa: E402
 import mujoco  # noqa: E402
 import numpy as np  # noqa: E402
 
-from sim_bridge.embedded.furniture_library import MeshPart  # noqa: E402
+from sim_bridge.embedded.mesh_part import MeshPart  # noqa: E402
 
 # Lighting: a strong ambient term plus a headlight, so a surface facing the camera shows its reference
 # colour (ambient + diffuse = 1), and a weak light from above for shape cues.
