@@ -136,13 +136,27 @@ class ColourNamer:
         A painted object's base colour wins the vote even when trims, shaded faces or pattern marks pull
         its mean or median towards a neighbouring name (a white frame with light-gray trims stays white).
         """
+        votes = self.pixel_histogram(pixels_rgb)
+        return {name: float(v) for name, v in zip(self.names, votes / votes.max(), strict=True)}
+
+    def pixel_histogram(self, pixels_rgb: np.ndarray, weights: Optional[np.ndarray] = None) -> np.ndarray:
+        """Share of a set of pixels (N, 3) uint8 named by each colour (order of ``names``), summing to 1.
+
+        ``weights`` (N,), non-negative, weigh the pixels' votes (default: one each).
+        """
         pixels = np.asarray(pixels_rgb)
         if pixels.ndim != 2 or pixels.shape[1] != 3 or len(pixels) == 0:
             raise GoatError(f"pixels must be a non-empty (N, 3) array, got shape {pixels.shape}")
+        if weights is not None and (np.shape(weights) != (len(pixels),) or np.any(np.asarray(weights) < 0)):
+            raise GoatError(f"pixel weights must be {len(pixels)} non-negative values, got shape "
+                            f"{np.shape(weights)}")
         cells = np.clip(pixels.astype(np.int64), 0, 255) // (256 // _LUT_LEVELS)
         index = (cells[:, 0] * _LUT_LEVELS + cells[:, 1]) * _LUT_LEVELS + cells[:, 2]
-        votes = np.bincount(self._lut[index], minlength=len(self.names)).astype(np.float64)
-        return {name: float(v) for name, v in zip(self.names, votes / votes.max(), strict=True)}
+        votes = np.bincount(self._lut[index], weights=weights, minlength=len(self.names)).astype(np.float64)
+        total = float(votes.sum())
+        if total <= 0.0:
+            raise GoatError("pixel weights are all zero: no pixel votes for a colour")
+        return np.asarray(votes / total)
 
     def rank(self, rgb_255: np.ndarray) -> list[tuple[str, float]]:
         """Colour names with their distances, closest first (ties broken by name for determinism)."""
