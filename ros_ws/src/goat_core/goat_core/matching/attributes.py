@@ -178,6 +178,19 @@ class ColourNamer:
         return {n: float(np.exp(-(d - best) / self.config.agreement_scale_delta_e)) for n, d in dist.items()}
 
 
+def instance_view_pixels(instance: Instance, max_views: int, max_pixels_per_view: int) -> np.ndarray:
+    """(N, 3) uint8 masked pixels of an instance's first ``max_views`` stored views, each sampled on a regular
+    grid of about ``max_pixels_per_view`` pixels of its crop (a close-up has 200k)."""
+    pixels: list[np.ndarray] = []
+    for view in instance.views[:max_views]:
+        if view.mask.shape != view.rgb.shape[:2]:
+            raise GoatError(f"view mask shape {view.mask.shape} does not match its crop {view.rgb.shape[:2]} "
+                            f"(instance {instance.instance_id}, step {view.step})")
+        stride = max(1, math.isqrt(view.mask.size // max_pixels_per_view))
+        pixels.append(view.rgb[::stride, ::stride][view.mask[::stride, ::stride].astype(bool)])
+    return np.concatenate(pixels) if pixels else np.zeros((0, 3), dtype=np.uint8)
+
+
 def instance_colour_scores(namer: ColourNamer, instance: Instance) -> Optional[dict[str, float]]:
     """Agreement of an instance with every colour name (see :meth:`ColourNamer.pixel_scores`), or None.
 
@@ -186,14 +199,7 @@ def instance_colour_scores(namer: ColourNamer, instance: Instance) -> Optional[d
     means nothing is known about its colour.
     """
     cfg = namer.config
-    pixels: list[np.ndarray] = []
-    for view in instance.views[:cfg.max_views]:
-        if view.mask.shape != view.rgb.shape[:2]:
-            raise GoatError(f"view mask shape {view.mask.shape} does not match its crop {view.rgb.shape[:2]} "
-                            f"(instance {instance.instance_id}, step {view.step})")
-        stride = max(1, math.isqrt(view.mask.size // cfg.max_pixels_per_view))
-        pixels.append(view.rgb[::stride, ::stride][view.mask[::stride, ::stride].astype(bool)])
-    stacked = np.concatenate(pixels) if pixels else np.zeros((0, 3), dtype=np.uint8)
+    stacked = instance_view_pixels(instance, cfg.max_views, cfg.max_pixels_per_view)
     if len(stacked) > 0:
         return namer.pixel_scores(stacked)
     if instance.mean_rgb is not None:

@@ -26,7 +26,7 @@ from typing import Mapping, Optional
 import numpy as np
 
 from goat_core.errors import GoatError
-from goat_core.matching.attributes import ColourNamer
+from goat_core.matching.attributes import ColourNamer, instance_view_pixels
 from goat_core.types import Instance
 
 
@@ -95,14 +95,7 @@ class ColourEvidence:
         cached = self._instances.get(instance.instance_id)
         if cached is not None and cached[0] == key:
             return cached[1]
-        pixels = []
-        for view in views:
-            if view.mask.shape != view.rgb.shape[:2]:
-                raise GoatError(f"view mask shape {view.mask.shape} does not match its crop {view.rgb.shape[:2]} "
-                                f"(instance {instance.instance_id}, step {view.step})")
-            stride = max(1, math.isqrt(view.mask.size // cfg.max_pixels_per_view))
-            pixels.append(view.rgb[::stride, ::stride][view.mask[::stride, ::stride].astype(bool)])
-        stacked = np.concatenate(pixels) if pixels else np.zeros((0, 3), np.uint8)
+        stacked = instance_view_pixels(instance, cfg.max_views, cfg.max_pixels_per_view)
         hist = self.namer.pixel_histogram(stacked) if len(stacked) >= cfg.min_view_pixels else None
         self._instances[instance.instance_id] = (key, hist)
         return hist
