@@ -177,6 +177,26 @@ def test_contact_stall_stops_the_base_and_reports_a_collision() -> None:
     _assert_stopped(robot)
 
 
+def test_a_base_at_its_set_point_that_still_reports_moving_is_done_not_blocked(monkeypatch: Any) -> None:
+    """Waiting for the wheels' moving flags to clear at the set-point is no stall (seen on the real stretch_body
+    under load: stale flags for over stall_time_s turned a finished turn into a "contact")."""
+    ex, robot = _executor()
+    clock = ex.clock
+    plain = type(robot.base).status
+
+    def settling_status(base: Any) -> dict[str, Any]:
+        status = plain.fget(base)  # type: ignore[attr-defined]
+        if clock.now_s() < 6.0:  # long after the step arrives (about 2 s) plus stall_time_s
+            for wheel in ("left_wheel", "right_wheel"):
+                status[wheel]["is_moving"] = True
+        return status
+
+    monkeypatch.setattr(type(robot.base), "status", property(settling_status))
+    out = ex.execute(DiscreteAction.MOVE_FORWARD, _open_depth())
+    assert out.reason is StopReason.DONE and not out.collided, out.message
+    assert out.elapsed_s >= 6.0 and out.pose.x_m == pytest.approx(0.25, abs=0.02)
+
+
 def test_not_homed_refuses_to_start_and_to_act() -> None:
     ex, robot = _executor(homed=False)
     with pytest.raises(RobotNotReadyError, match="not homed"):

@@ -383,7 +383,8 @@ class DiscreteActionExecutor:
                 self._halt()
                 return self._outcome(action, StopReason.TIMEOUT, f"stopped: not at the set-point after "
                                      f"{cfg.motion_timeout_s:.1f} s ({error:.3f} left)", start_s)
-            if now_s - last_progress_s > cfg.stall_time_s:
+            # At the set-point and only settling (stale wheel flags on a loaded machine, an overshoot) is no stall.
+            if error > tolerance and now_s - last_progress_s > cfg.stall_time_s:
                 self._halt()
                 return self._outcome(action, StopReason.BLOCKED, f"stopped: no progress for {cfg.stall_time_s:.1f} s "
                                      f"({error:.3f} left), contact assumed", start_s, collided=base)
