@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import faulthandler
 import logging
+import multiprocessing
 import os
 import random
 import shutil
@@ -123,7 +124,7 @@ HANG_LIMIT_S = 180.0  # a test on the real stretch_body taking longer than this 
 
 def _start_hang_guard(config: Any) -> threading.Timer:
     """After HANG_LIMIT_S: pytest's output capture suspended (else the dump would vanish with the process), every
-    thread's stack on the real stderr, exit 1."""
+    thread's stack on the real stderr, stretch_body's forked children killed, exit 1."""
 
     def on_hang() -> None:
         capture = config.pluginmanager.getplugin("capturemanager")
@@ -132,6 +133,10 @@ def _start_hang_guard(config: Any) -> threading.Timer:
         sys.stderr.write(f"\nreal_stretch_body: one test ran {HANG_LIMIT_S:.0f} s; every thread's stack, then exit\n")
         faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
         sys.stderr.flush()
+        # Robot.startup() forks stretch_body's collision process (multiprocessing); left behind it would run on
+        # with this run's output pipes open, and a CI step waiting for them would hang after all.
+        for child in multiprocessing.active_children():
+            child.kill()
         os._exit(1)
 
     timer = threading.Timer(HANG_LIMIT_S, on_hang)
