@@ -61,7 +61,9 @@ def test_a_stale_velocity_is_zeroed_and_the_base_comes_to_rest(stretch: Callable
 
 def test_runstop_zeroes_the_velocity_path(stretch: Callable[..., Any]) -> None:
     robot, fake = stretch()
-    vel, clock = _velocity(robot)
+    # A command stays fresh for longer than the runstop can take to reach stretch_body's status on a loaded
+    # machine: this test is about the runstop, not about a stale command.
+    vel, clock = _velocity(robot, timeout_s=10.0)
     vel.command(0.0, 0.4, clock.now_s())
     fake.press_runstop()
     deadline = threading.Event()
