@@ -19,6 +19,7 @@ from goat_core.errors import GoatError
 from goat_core.matching.cow import COW_RELEVANCE
 from goat_core.matching.selection import GOAL_MATCHERS, IMAGE_MATCHERS
 from goat_core.perception.factory import PERCEPTION_BACKENDS
+from goat_nav.suites.findingdory_args import add_findingdory_args
 
 SUITES = ("goat", "langmap", "findingdory", "pasture")
 
@@ -93,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="write the run (images, poses, goals, actions) as a rosbag2 bag: folder RUN/ with "
                             "metadata.yaml and RUN.mcap (about 0.5 MB per step)")
     _add_perception_args(bench)
+    add_findingdory_args(bench)
     bench.add_argument("--ros", action="store_true",
                        help="replay the episodes through the ROS 2 graph (needs scripts/setup_ros.sh)")
 
@@ -125,10 +127,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "bench" and (args.suite != "goat" or args.ros) and (
-                (args.perception, args.matcher, args.image_matcher) != ("ground_truth", "structured", "sift")
-                or args.keyframes):
+                (args.perception != "ground_truth" and (args.suite != "findingdory" or args.ros))
+                or (args.matcher, args.image_matcher) != ("structured", "sift") or args.keyframes):
             raise GoatError("--perception/--matcher/--image-matcher other than the defaults and --keyframes run with "
-                            "the in-process GOAT suite only (goat-nav bench without --ros or --suite) for now")
+                            "the in-process GOAT suite only (goat-nav bench without --ros or --suite; --perception "
+                            "also with --suite findingdory, for its memory) for now")
         if args.command == "bench" and args.ros:
             from goat_nav.ros_bench import run_ros_bench
 
