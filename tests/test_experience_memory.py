@@ -10,10 +10,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections import Counter
+from pathlib import Path
 from typing import Iterator, Sequence
 
 import numpy as np
 import pytest
+import yaml
 
 from goat_core.bench.findingdory_memory import MemorySelector, memory_log
 from goat_core.bench.findingdory_policy import EpisodeExperience
@@ -33,6 +35,7 @@ from goat_core.mapping.experience_video import (
 )
 from goat_core.perception.gt import GroundTruthPerception
 from goat_core.types import CameraIntrinsics, Detection, Observation, Pose2D
+from goat_nav.record import RecordError
 from goat_nav.suites.findingdory import high_level_outcome
 from sim_bridge.embedded.catalogue import CATALOGUE
 from sim_bridge.embedded.findingdory_gen import (
@@ -275,3 +278,67 @@ def test_building_needs_what_the_perception_needs(day: Day) -> None:
         build_experience_memory(bare, GroundTruthPerception(LABELS))
     with pytest.raises(ConfigError, match="empty experience video"):
         build_experience_memory(ExperienceVideo(()), GroundTruthPerception(LABELS))
+
+
+# ----------------------------------------------------------------------------------------------- as a bag
+
+
+def test_the_experience_bag_holds_the_video_and_gives_the_same_memory(day: Day, tmp_path: Path) -> None:
+    from goat_nav import experience_bag as bag
+    from goat_nav.record import check_bag_path
+
+    folder = bag.write_experience_bag(tmp_path / "day", day.video, {"episode_id": "e"})
+    info = yaml.safe_load((folder / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
+    counts = {t["topic_metadata"]["name"]: t["message_count"] for t in info["topics_with_message_count"]}
+    assert counts[bag.RGB_COMPRESSED_TOPIC] == counts[bag.DEPTH_COMPRESSED_TOPIC] == len(day.video)
+    assert counts[bag.SEGMENTATION_TOPIC] == counts[bag.GRIPPER_HOLDING_TOPIC] == len(day.video)
+    size = sum(f.stat().st_size for f in folder.iterdir())
+    assert size < 80_000 * len(day.video)  # compressed images: ~55 kB a frame, raw ones were ~570 kB
+    back = bag.read_experience_bag(folder)
+    assert len(back) == len(day.video) and back.annotation == dict(day.video.annotation)
+    for ours, theirs in zip(back.frames, day.video.frames, strict=True):
+        assert (ours.rgb_jpeg, ours.depth_png, ours.segmentation_png) == \
+            (theirs.rgb_jpeg, theirs.depth_png, theirs.segmentation_png)
+        assert ours.time_s == pytest.approx(theirs.time_s, abs=1e-9) and ours.proprioception == theirs.proprioception
+        assert (ours.pose.x_m, ours.pose.y_m, ours.camera_tilt_rad) == pytest.approx(
+            (theirs.pose.x_m, theirs.pose.y_m, theirs.camera_tilt_rad), abs=1e-9)
+        assert math.cos(ours.pose.yaw_rad - theirs.pose.yaw_rad) == pytest.approx(1.0)
+        assert (ours.intrinsics.width, ours.intrinsics.fx, ours.intrinsics.cy) == \
+            (theirs.intrinsics.width, theirs.intrinsics.fx, theirs.intrinsics.cy)
+    again = build_experience_memory(back, GroundTruthPerception(LABELS))
+    assert [(i.kind, i.frame, i.track_id, i.receptacle_id) for i in again.interactions] == \
+        [(i.kind, i.frame, i.track_id, i.receptacle_id) for i in day.memory.interactions]
+    assert again.frame_rooms == day.memory.frame_rooms
+    with pytest.raises(RecordError, match="already exists"):
+        check_bag_path(folder)
+    with pytest.raises(RecordError, match="cannot read experience bag"):
+        bag.read_experience_bag(tmp_path / "nothing")
+
+
+# ------------------------------------------------------------------------------------- open-vocabulary memory
+
+
+def test_the_memory_runs_an_open_vocabulary_detector_and_clip(day: Day, tmp_path: Path) -> None:
+    """The detector + CLIP path on tiny random models (real architectures, meaningless outputs): the memory is
+    built from RGB-D alone (no segmentation recorded), tracks are associated geometrically and every frame gets
+    a CLIP embedding."""
+    pytest.importorskip("torch", reason="the openvocab extra is not installed (pip install -e '.[openvocab]')")
+    pytest.importorskip("transformers", reason="the openvocab extra is not installed")
+    from goat_core.perception.factory import PerceptionConfig
+    from goat_core.perception.tiny_models import save_tiny_model
+    from goat_nav.suites.findingdory_args import PolicyChoice, build_policy
+
+    owl, clip = save_tiny_model(tmp_path / "owl", "owlvit"), save_tiny_model(tmp_path / "clip", "clip")
+    choice = PolicyChoice(perception=PerceptionConfig(backend="owlvit", model_dir=str(owl)), clip_model_dir=str(clip))
+    assert choice.video_encoding() == VideoEncoding(with_segmentation=False)
+    frames = tuple(dataclasses.replace(f, segmentation_png=None) for f in day.video.frames[:12])
+    policy = build_policy(choice)
+    assert isinstance(policy, MemorySelector)
+    policy.begin_episode(EpisodeExperience(video=ExperienceVideo(frames), log=day.experience.log))
+    memory = policy.memory
+    assert memory is not None and memory.embeddings.shape[0] == 12 and memory.embeddings.shape[1] > 1
+    assert np.allclose(np.linalg.norm(memory.embeddings, axis=1), 1.0, atol=1e-4)
+    assert all(track.key is None for track in memory.tracks.values())
+    assert memory.retrieve_text("a mug", k=3)[0][0] in range(12)
+    assert policy.describe() == {"selector": "memory", "perception": "owlvit", "frame_embedding": "clip",
+                                 "reads": "a memory built from the experience video's frames and proprioception"}
