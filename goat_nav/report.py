@@ -669,7 +669,8 @@ def render_findingdory_report(records: Sequence[FindingDoryRecord], tasks: Seque
 <html lang="en"><head><meta charset="utf-8"><title>goat_nav FindingDory report</title>
 <style>{_STYLE}
 figure.task-map{{display:inline-block;margin:0.5em 1em 0.5em 0;vertical-align:top}}
-div.frames{{margin:0.6em 0}}div.frames.wrong b{{color:#b00}}div.strip{{display:inline-block;margin:0.2em 1.5em 0 0;vertical-align:top}}
+div.frames{{margin:0.6em 0}}div.frames.wrong b{{color:#b00}}
+div.strip{{display:inline-block;margin:0.2em 1.5em 0 0;vertical-align:top}}
 div.strip>span{{display:inline-block;width:3.5em;vertical-align:top}}
 div.strip figure{{display:inline-block;margin:0 0.3em;text-align:center;font-size:0.8em}}</style></head>
 <body><h1>goat_nav FindingDory report</h1>{source}

@@ -19,6 +19,7 @@ import yaml
 
 from goat_core.bench.findingdory_memory import MemorySelector, memory_log
 from goat_core.bench.findingdory_policy import EpisodeExperience
+from goat_core.bench.findingdory_selector import Selection
 from goat_core.bench.findingdory_tasks import FindingDoryTask, Subgoal
 from goat_core.errors import ConfigError, InvalidObservationError
 from goat_core.mapping.experience_memory import (
@@ -33,8 +34,8 @@ from goat_core.mapping.experience_video import (
     encode_frame,
     subsample_indices,
 )
-from goat_core.perception.gt import GroundTruthPerception
-from goat_core.types import CameraIntrinsics, Detection, Observation, Pose2D
+from goat_core.perception.gt import GroundTruthPerception, GroundTruthWithoutIds
+from goat_core.types import CameraIntrinsics, Observation, Pose2D
 from goat_nav.record import RecordError
 from goat_nav.suites.findingdory import high_level_outcome
 from sim_bridge.embedded.catalogue import CATALOGUE
@@ -50,25 +51,6 @@ from sim_bridge.embedded.sim import EmbeddedSim
 
 HOME_SEED = 11  # a 3-room home where the oracle makes both moves
 LABELS = [spec.name for spec in CATALOGUE]
-
-
-class PerFrameKeys:
-    """The ground-truth masks with their identity taken away: each frame's detections are numbered 0, 1, ... as a
-    detector's are, so which object is which must come from geometry and the gripper, not from ids."""
-
-    persistent_keys = False
-
-    def __init__(self) -> None:
-        self.inner = GroundTruthPerception(LABELS)
-
-    @property
-    def labels(self) -> Sequence[str]:
-        return self.inner.labels
-
-    def detect(self, obs: Observation) -> list[Detection]:
-        found = self.inner.detect(obs)
-        order = sorted(range(len(found)), key=lambda k: -int(found[k].mask.sum()))  # not in id order either
-        return [dataclasses.replace(found[k], instance_key=n) for n, k in enumerate(order)]
 
 
 class Day:
@@ -243,7 +225,7 @@ def _first_pick_task(day: Day) -> FindingDoryTask:
 def test_a_moved_object_is_found_at_its_new_place_from_frames_alone(day: Day) -> None:
     """No instance ids: the masks come numbered per frame. The gripper closing tells that something was taken, the
     frames which object vanished; the gripper opening, what appeared; geometry, where it stands now."""
-    selector = MemorySelector(PerFrameKeys(), "ground_truth masks, per-frame keys")
+    selector = MemorySelector(GroundTruthWithoutIds(LABELS), "ground_truth masks, per-frame keys")
     selector.begin_episode(EpisodeExperience(video=day.video, log=day.experience.log))
     memory = selector.memory
     assert memory is not None and all(t.key is None for t in memory.tracks.values())
@@ -265,8 +247,6 @@ def test_a_stale_view_would_fail(day: Day) -> None:
     move = day.experience.moves[0]
     track = day.memory.tracks[day.track_of(move.object_id)]
     before = max(track.frames_at(0), key=lambda s: s.coverage).frame
-    from goat_core.bench.findingdory_selector import Selection
-
     task = _first_pick_task(day)
     stale = Selection((before,), (track.track_id,), ())
     assert not high_level_outcome(day.judge, task, stale, day.experience.log).success

@@ -17,7 +17,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Optional
 
 import cv2
 import numpy as np
@@ -181,7 +181,11 @@ def test_the_frame_budget_is_respected(video: ExperienceVideo, budget: int) -> N
 
 
 def test_each_goal_goes_to_the_first_frame_of_its_list(video: ExperienceVideo) -> None:
-    with FixtureVlm(lambda body: "[[%d, %d], [%d]]" % tuple(shown_frames(body)[i] for i in (5, 6, 9))) as vlm:
+    def answer(body: dict[str, Any]) -> str:
+        a, b, c = (shown_frames(body)[i] for i in (5, 6, 9))
+        return f"[[{a}, {b}], [{c}]]"
+
+    with FixtureVlm(answer) as vlm:
         selector = _begin(VlmSelector(VlmClient(VlmConfig(vlm.url, MODEL, frame_budget=16))), video)
         selection = selector.select("Revisit every object you picked up yesterday, in any order.")
         shown = list(video.subsample(16))
