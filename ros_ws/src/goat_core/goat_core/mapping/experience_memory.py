@@ -376,8 +376,8 @@ class _Builder:
             if track_id in furniture:
                 continue
             for place in track.places:
-                lo = place.bbox_min_m[:2] - cfg.support_margin_m
-                hi = place.bbox_max_m[:2] + cfg.support_margin_m
+                lo, hi = (corner[:2] for corner in place.box_m)
+                lo, hi = lo - cfg.support_margin_m, hi + cfg.support_margin_m
                 base = place.bottom_z_m
                 best: tuple[int, str] | None = None
                 for owner, cloud in zip(owners, clouds, strict=True):

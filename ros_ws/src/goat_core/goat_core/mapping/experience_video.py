@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Mapping, Optional
+from typing import Mapping, Optional, Sequence
 
 import cv2
 import numpy as np
@@ -172,6 +172,15 @@ def encode_frame(obs: Observation, index: int, time_s: float, proprioception: Pr
                       depth_png=encode_depth(obs.depth_m), segmentation_png=seg)
 
 
+def check_frame_sequence(frames: Sequence[tuple[int, float]], what: str) -> None:
+    """ConfigError unless the (index, time of day) of each frame are numbered 0..n-1 and never go back in time."""
+    for k, (index, time_s) in enumerate(frames):
+        if index != k:
+            raise ConfigError(f"{what} frame {k} has index {index}; frames must be numbered 0..n-1")
+        if k and time_s < frames[k - 1][1]:
+            raise ConfigError(f"{what} frame {k} goes back in time: {time_s} s after {frames[k - 1][1]} s")
+
+
 def subsample_indices(count: int, budget: int) -> tuple[int, ...]:
     """``budget`` frame indices spread evenly over ``count`` frames, first and last included (all when fewer).
 
@@ -194,12 +203,7 @@ class ExperienceVideo:
     annotation: Mapping[int, InstanceAnnotation] = field(default_factory=dict)  # instance id -> annotation
 
     def __post_init__(self) -> None:
-        for k, frame in enumerate(self.frames):
-            if frame.index != k:
-                raise ConfigError(f"video frame {k} has index {frame.index}; frames must be numbered 0..n-1")
-            if k and frame.time_s < self.frames[k - 1].time_s:
-                raise ConfigError(f"video frame {k} goes back in time: {frame.time_s} s after "
-                                  f"{self.frames[k - 1].time_s} s")
+        check_frame_sequence([(f.index, f.time_s) for f in self.frames], "video")
         with_seg = {frame.segmentation_png is not None for frame in self.frames}
         if len(with_seg) > 1:
             raise ConfigError("video frames must all carry segmentation (ground-truth perception) or none")

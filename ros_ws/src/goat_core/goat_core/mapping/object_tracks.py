@@ -59,8 +59,28 @@ class TrackConfig:
             raise ConfigError("TrackConfig.floor_height_m and border_px must be >= 0")
 
 
+class SurfacePoints:
+    """Shape of a set of back-projected surface points ``points_xyz_m`` ((N, 3), episode frame)."""
+
+    points_xyz_m: np.ndarray
+
+    @property
+    def centroid_m(self) -> np.ndarray:
+        return np.asarray(self.points_xyz_m.mean(axis=0))
+
+    @property
+    def box_m(self) -> tuple[np.ndarray, np.ndarray]:
+        """Axis-aligned bounding box: (min corner, max corner)."""
+        return np.asarray(self.points_xyz_m.min(axis=0)), np.asarray(self.points_xyz_m.max(axis=0))
+
+    @property
+    def bottom_z_m(self) -> float:
+        """Height of the lowest points (2nd percentile: robust to a stray point)."""
+        return float(np.percentile(self.points_xyz_m[:, 2], 2.0))
+
+
 @dataclass(eq=False)
-class Place:
+class Place(SurfacePoints):
     """Where a track stood between two moves (episode frame)."""
 
     first_frame: int
@@ -69,26 +89,10 @@ class Place:
     gone_frame: Optional[int] = None  # first frame of the run of frames that expected it here and missed it
     support: Optional[str] = None  # track id of what it stood on (small objects; set by the memory)
 
-    @property
-    def centroid_m(self) -> np.ndarray:
-        return np.asarray(self.points_xyz_m.mean(axis=0))
-
-    @property
-    def bbox_min_m(self) -> np.ndarray:
-        return np.asarray(self.points_xyz_m.min(axis=0))
-
-    @property
-    def bbox_max_m(self) -> np.ndarray:
-        return np.asarray(self.points_xyz_m.max(axis=0))
-
-    @property
-    def bottom_z_m(self) -> float:
-        """Height of its lowest surface points (2nd percentile: robust to a stray point)."""
-        return float(np.percentile(self.points_xyz_m[:, 2], 2.0))
-
     def gap_m(self, lo_m: np.ndarray, hi_m: np.ndarray) -> float:
         """Distance between this place's bounding box and the box [lo_m, hi_m] (0 when they overlap)."""
-        gap = np.maximum(self.bbox_min_m - hi_m, 0.0) + np.maximum(lo_m - self.bbox_max_m, 0.0)
+        own_lo, own_hi = self.box_m
+        gap = np.maximum(own_lo - hi_m, 0.0) + np.maximum(lo_m - own_hi, 0.0)
         return float(np.linalg.norm(gap))
 
 
@@ -136,24 +140,15 @@ class ObjectTrack:
 
 
 @dataclass(frozen=True, eq=False)
-class Measured:
+class Measured(SurfacePoints):
     """A detection placed in 3D."""
 
     detection: Detection
     points_xyz_m: np.ndarray  # (N, 3) episode frame, voxel-subsampled
-    centroid_m: np.ndarray
     coverage: float
     centre_px: tuple[float, float]
     rgb_sum: np.ndarray
     rgb_count: int
-
-    @property
-    def bottom_z_m(self) -> float:
-        return float(np.percentile(self.points_xyz_m[:, 2], 2.0))
-
-    @property
-    def box_m(self) -> tuple[np.ndarray, np.ndarray]:
-        return np.asarray(self.points_xyz_m.min(axis=0)), np.asarray(self.points_xyz_m.max(axis=0))
 
 
 class ObjectTracker:
@@ -187,7 +182,7 @@ class ObjectTracker:
                 continue
             points = voxel_downsample(pts.points_xyz_m, self.config.voxel_m)
             rgb = obs.rgb[pts.rows, pts.cols].astype(np.float64)
-            out.append(Measured(det, points, np.asarray(points.mean(axis=0)), all_rows.shape[0] / size,
+            out.append(Measured(det, points, all_rows.shape[0] / size,
                                 (float(all_cols.mean()), float(all_rows.mean())), rgb.sum(axis=0), int(rgb.shape[0])))
         return out
 
