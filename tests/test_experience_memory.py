@@ -298,6 +298,7 @@ def test_the_experience_bag_holds_the_video_and_gives_the_same_memory(day: Day, 
 # ------------------------------------------------------------------------------------- open-vocabulary memory
 
 
+@pytest.mark.slow
 def test_the_memory_runs_an_open_vocabulary_detector_and_clip(day: Day, tmp_path: Path) -> None:
     """The detector + CLIP path on tiny random models (real architectures, meaningless outputs): the memory is
     built from RGB-D alone (no segmentation recorded), tracks are associated geometrically and every frame gets
