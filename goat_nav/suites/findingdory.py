@@ -160,7 +160,9 @@ class TaskOutcome:
         """The task as a ``goat-nav bench`` subtask record (the bag's /goat/subtask_result): the low-level
         outcome, a description goal (the instruction). Ended by "stop" when every goal driven to was stopped at
         (or none was: the high level gave no valid answer), "budget" when a goal ran out of actions, "error" when
-        the selector could not read the instruction."""
+        the selector could not read the instruction. A failed STOP is classified (``goat_core.bench.failures``) by
+        the high level's verdict: ``wrong_instance`` when the chosen frames do not show the goal (nothing was
+        driven), ``near_miss`` when they do but the verifier refused a STOP of the drive to them."""
         r = self.record
         if self.error is not None:
             stop_reason = "error"
@@ -168,11 +170,15 @@ class TaskOutcome:
             stop_reason = "budget"
         else:
             stop_reason = "stop"
+        failure = None
+        if stop_reason == "stop" and not r.ll_success:
+            failure = "near_miss" if r.hl_success else "wrong_instance"
         geodesic = self.shortest_path_m if np.isfinite(self.shortest_path_m) else None
         return SubtaskRecord(episode_id=r.episode_id, index=index, modality=GoalModality.DESCRIPTION,
                              success=r.ll_success, spl=r.ll_spl, path_length_m=self.path_length_m,
                              geodesic_m=geodesic, num_actions=self.num_actions, stop_reason=stop_reason,
-                             distance_to_goal_m=None, error=self.error, actions=self.actions, scene_id=scene_id)
+                             distance_to_goal_m=None, error=self.error, actions=self.actions, scene_id=scene_id,
+                             failure=failure)
 
 
 def _ok(flag: bool) -> str:
