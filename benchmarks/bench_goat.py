@@ -1,6 +1,6 @@
 """Quality targets of the main job: SR, SPL and the value of lifelong memory on procedural GOAT episodes.
 
-    python benchmarks/bench_goat.py --episodes 20 --seed 5000
+    python benchmarks/bench_goat.py --episodes 20 --seed 5000 [--homes furnished]
 
 Runs the same episodes twice, with and without memory (the GOAT paper's ablation), and prints SR/SPL overall, per
 modality and per subtask index, and the ratio of SPL on subtasks 2+ (index >= 1) with memory to without.
@@ -26,7 +26,7 @@ from goat_core.matching.matcher import MatcherConfig
 from goat_nav.bench_cmd import format_summary
 from goat_nav.runner import EpisodeRunner, RunConfig
 from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_dataset
-from sim_bridge.embedded.home import HomeConfig
+from sim_bridge.embedded.home import FURNITURE_KINDS, HomeConfig
 
 
 def _run(episodes: list, use_memory: bool, embedder: SentenceEmbedder) -> list[SubtaskRecord]:
@@ -44,6 +44,12 @@ def _later_spl(records: list[SubtaskRecord]) -> float:
     return statistics.fmean(later) if later else 0.0
 
 
+def _early_failed_stops(records: list[SubtaskRecord], max_actions: int = 2) -> list[SubtaskRecord]:
+    """Failed subtasks the agent ended by STOP within its first ``max_actions`` actions (issue 11's quick quits)."""
+    return [r for r in records
+            if not r.success and r.stop_reason == "stop" and r.num_actions <= max_actions]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--episodes", type=int, default=20)
@@ -52,17 +58,21 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=None, help="write both summaries as JSON")
     parser.add_argument("--results", type=Path, default=None,
                         help="write the run with memory as a results file (every subtask, its failure class)")
+    parser.add_argument("--homes", choices=FURNITURE_KINDS, default=HomeConfig().furniture,
+                        help="furnished homes (real 3D models) or primitive furniture (the default)")
     args = parser.parse_args()
 
     t0 = time.monotonic()
-    episodes = list(generate_dataset(args.episodes, args.seed, HomeConfig(), EpisodeGenConfig()).episodes)
+    episodes = list(generate_dataset(args.episodes, args.seed, HomeConfig(furniture=args.homes),
+                                     EpisodeGenConfig()).episodes)
     t_gen = time.monotonic() - t0
     embedder = SentenceEmbedder()
     t1 = time.monotonic()
     with_memory = _run(episodes, True, embedder)
     t_mem = time.monotonic() - t1
     summary = summarise(with_memory)
-    print(f"== with memory ({args.episodes} episodes, seed {args.seed}, {t_mem:.0f} s, generation {t_gen:.0f} s)")
+    print(f"== with memory ({args.episodes} episodes, seed {args.seed}, {args.homes} homes, {t_mem:.0f} s, "
+          f"generation {t_gen:.0f} s)")
     print(format_summary(summary))
     result = {"with_memory": {"success_rate": summary.success_rate, "spl": summary.spl,
                               "spl_subtasks_2plus": _later_spl(with_memory), "elapsed_s": t_mem}}
@@ -84,6 +94,10 @@ def main() -> int:
     gave_up = summary.failures.get("gave_up", 0) / max(1, summary.num_subtasks)
     print(f"targets: SR {summary.success_rate:.3f} (>= 0.93), SPL {summary.spl:.3f} (>= 0.68), image SPL "
           f"{image.spl if image else 0.0:.3f} (>= 0.60), gave up {100 * gave_up:.1f} per 100 subtasks (<= 1)")
+    early = _early_failed_stops(with_memory)
+    print(f"failed STOPs within the first 2 actions: {len(early)} (target 0)"
+          + "".join(f"\n  {r.episode_id} subtask {r.index}: {r.stop_detail}" for r in early))
+    result["early_failed_stops"] = len(early)
     if args.out is not None:
         args.out.write_text(json.dumps(result, indent=2))
     return 0

@@ -1,7 +1,9 @@
 """Latency targets of the main job, as medians on this machine.
 
-    python benchmarks/bench_speed.py [--steps 300] [--seed 1000]
+    python benchmarks/bench_speed.py [--steps 300] [--seed 1000] [--homes furnished]
 
+* home build: generating a furnished home and its MuJoCo model, first with an empty model cache (every model
+  converted) and then with the cache filled (each in a fresh process);
 * render: one RGB + depth + segmentation observation of a generated home (target <= 40 ms);
 * agent step: Agent.act() on the observations of a real episode, rendering excluded (target <= 30 ms);
 * episode: wall time of a whole procedural episode (20 of them must fit in 20 minutes).
@@ -12,7 +14,9 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -23,12 +27,32 @@ from goat_core.matching.matcher import MatcherConfig
 from goat_core.types import DiscreteAction, Observation
 from goat_nav.runner import EpisodeRunner, RunConfig
 from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_dataset
-from sim_bridge.embedded.home import HomeConfig, generate_home
+from sim_bridge.embedded.home import FURNITURE_KINDS, HomeConfig, generate_home
 from sim_bridge.embedded.sim import EmbeddedSim
 
+_BUILD = """
+import sys, time
+t = time.perf_counter()
+from sim_bridge.embedded.home import HomeConfig, generate_home
+from sim_bridge.embedded.world import build_model
+home = generate_home({seed}, HomeConfig(furniture={homes!r}))
+model = build_model(home, 360, 640, 1.0)
+print(f"{{time.perf_counter() - t:.2f}} {{len(home.objects)}} {{model.nmeshface}}")
+"""
 
-def bench_render(seed: int, steps: int) -> None:
-    home = generate_home(seed, HomeConfig())
+
+def bench_build(seed: int, homes: str) -> None:
+    """Home + MuJoCo model build time in fresh processes: empty model cache, then filled (imports included)."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, XDG_CACHE_HOME=cache)
+        for label in ("first (empty cache)", "cached"):
+            out = subprocess.run([sys.executable, "-c", _BUILD.format(seed=seed, homes=homes)], env=env, check=True,
+                                 capture_output=True, text=True).stdout.split()
+            print(f"home build {label}: {float(out[0]):.2f} s ({out[1]} objects, {out[2]} mesh triangles)")
+
+
+def bench_render(seed: int, steps: int, homes: str) -> None:
+    home = generate_home(seed, HomeConfig(furniture=homes))  # type: ignore[arg-type]
     with EmbeddedSim(home) as sim:
         rng = np.random.default_rng(seed)
         sim.reset(sim.navgrid.sample_navigable(rng), 0.0)
@@ -44,8 +68,9 @@ def bench_render(seed: int, steps: int) -> None:
     print(f"render rgb+depth+seg 360x640: {summarise_ms(1000.0 * np.asarray(times[5:]))}  (target <= 40 ms)")
 
 
-def bench_agent(seed: int, steps: int) -> None:
-    episode = generate_dataset(1, seed, HomeConfig(), EpisodeGenConfig()).episodes[0]
+def bench_agent(seed: int, steps: int, homes: str) -> None:
+    episode = generate_dataset(1, seed, HomeConfig(furniture=homes),  # type: ignore[arg-type]
+                               EpisodeGenConfig()).episodes[0]
     act_times: list[float] = []
     with EpisodeRunner(RunConfig(max_actions_per_subtask=steps), AgentConfig(), MatcherConfig()) as runner:
         original = runner.agent.act
@@ -70,11 +95,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--seed", type=int, default=1000)
+    parser.add_argument("--homes", choices=FURNITURE_KINDS, default=HomeConfig().furniture)
     args = parser.parse_args()
     print(f"machine: {platform.machine()} {os.cpu_count()} cpus, python {platform.python_version()}, "
-          f"MUJOCO_GL={os.environ.get('MUJOCO_GL', 'egl (default)')}")
-    bench_render(args.seed, args.steps)
-    bench_agent(args.seed, args.steps)
+          f"MUJOCO_GL={os.environ.get('MUJOCO_GL', 'egl (default)')}, {args.homes} homes")
+    print("load average (1, 5, 15 min) at start: " + ", ".join(f"{v:.2f}" for v in os.getloadavg()))
+    if args.homes == "furnished":
+        bench_build(args.seed, args.homes)
+    bench_render(args.seed, args.steps, args.homes)
+    bench_agent(args.seed, args.steps, args.homes)
+    print("load average (1, 5, 15 min) at end: " + ", ".join(f"{v:.2f}" for v in os.getloadavg()))
     return 0
 
 

@@ -2,9 +2,13 @@
 
     goat-nav bench --episodes 20 --seed 1000 --out results.json --report report.html
     goat-nav bench --suite langmap --episodes 10      (also: findingdory, pasture)
+    goat-nav bench --episodes 300 --workers 8 --out results.json   (Ray; --ray-address auto on a cluster)
     goat-nav report results.json --out report.html
     goat-nav generate --episodes 10 --seed 7 --out episodes.json.gz
+    goat-nav render --seed 7 --out home7/        (a top-down map and first-person views of one home)
     goat-nav launch sim                     (ROS 2: the simulator bridge and the agent's nodes)
+    goat-nav goal --category sofa           (ROS 2: one goal to the running graph, prints its outcome)
+    goat-nav view                           (ROS 2: the graph live in Foxglove / Lichtblick, ws://127.0.0.1:8765)
 """
 
 from __future__ import annotations
@@ -19,7 +23,12 @@ from goat_core.errors import GoatError
 from goat_core.matching.cow import COW_RELEVANCE
 from goat_core.matching.selection import GOAL_MATCHERS, IMAGE_MATCHERS
 from goat_core.perception.factory import PERCEPTION_BACKENDS
+from goat_nav.goal_cmd import add_goal_parser
+from goat_nav.parallel import add_parallel_args, parallel_config
 from goat_nav.suites.findingdory_args import add_findingdory_args
+from sim_bridge.embedded.home import FURNITURE_KINDS, HomeConfig
+
+LIVE_DEFAULT = "127.0.0.1:8765"
 
 SUITES = ("goat", "langmap", "findingdory", "pasture")
 
@@ -35,6 +44,16 @@ def _add_generation_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--episodes", type=_positive_int, default=20, help="number of procedural episodes (default 20)")
     p.add_argument("--seed", type=int, default=1000, help="seed of the procedural homes and episodes (default 1000)")
     p.add_argument("--num-rooms", type=int, default=None, help="rooms per generated home (default: the generator's)")
+    _add_homes_args(p)
+
+
+def _add_homes_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--homes", choices=FURNITURE_KINDS, default=HomeConfig().furniture,
+                   help="furnished: real 3D models of Debian's sweethome3d-furniture; primitive (default): furniture "
+                        "built of MuJoCo boxes, cylinders and spheres")
+    p.add_argument("--furniture-libraries", default=None, metavar="A,B",
+                   help="Sweet Home 3D libraries (.sh3f stems in /usr/share/sweethome3d/furniture) of furnished "
+                        "homes, comma-separated (default BlendSwap-CC-0,BlendSwap-CC-BY: the CC0 and CC-BY ones)")
 
 
 def _add_perception_args(p: argparse.ArgumentParser) -> None:
@@ -81,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "room clause first, an instruction verb)")
     bench.add_argument("--out", type=Path, default=None, help="write results JSON here (updated per episode)")
     bench.add_argument("--report", type=Path, default=None, help="write a self-contained HTML report here")
+    bench.add_argument("--force", action="store_true", help="replace an existing --out results file")
     bench.add_argument("--max-actions", type=_positive_int, default=None,
                        help="action budget per subtask (default 500, GOAT-Bench)")
     bench.add_argument("--success-distance-m", type=float, default=None,
@@ -93,10 +113,14 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--record", type=Path, default=None, metavar="RUN",
                        help="write the run (images, poses, goals, actions) as a rosbag2 bag: folder RUN/ with "
                             "metadata.yaml and RUN.mcap (about 0.5 MB per step)")
+    bench.add_argument("--live", nargs="?", const=LIVE_DEFAULT, default=None, metavar="HOST:PORT",
+                       help=f"serve the run live to Foxglove / Lichtblick over a Foxglove WebSocket (default "
+                            f"{LIVE_DEFAULT}; port 0 picks a free one); needs the live extra")
     _add_perception_args(bench)
     add_findingdory_args(bench)
     bench.add_argument("--ros", action="store_true",
                        help="replay the episodes through the ROS 2 graph (needs scripts/setup_ros.sh)")
+    add_parallel_args(bench)
 
     launch = sub.add_parser("launch", help="run a ROS 2 bringup's nodes without ros2 launch (same nodes, same params)")
     launch.add_argument("bringup", choices=("sim", "bench", "stretch"), help="which node set (goat_ros.graph)")
@@ -107,6 +131,12 @@ def build_parser() -> argparse.ArgumentParser:
     launch.add_argument("--record", type=Path, default=None, metavar="RUN",
                         help="also run the recorder: the graph's topics into a new rosbag2 bag, folder RUN/ with "
                              "metadata.yaml and RUN.mcap (topics: config/recorder.yaml)")
+
+    add_goal_parser(sub)
+
+    view = sub.add_parser("view", help="serve a running graph's topics to Foxglove / Lichtblick (Foxglove WebSocket)")
+    view.add_argument("--host", default=None, help="address to bind (default 127.0.0.1; 0.0.0.0 for other machines)")
+    view.add_argument("--port", type=int, default=None, help="port (default 8765)")
 
     compare = sub.add_parser("compare", help="compare a simulator run and a robot run of the same goals")
     compare.add_argument("sim", type=Path, help="results JSON of the simulator run")
@@ -120,30 +150,58 @@ def build_parser() -> argparse.ArgumentParser:
     gen = sub.add_parser("generate", help="generate procedural GOAT episodes and save them as GOAT-Bench JSON")
     _add_generation_args(gen)
     gen.add_argument("--out", type=Path, required=True, help="output file (.json or .json.gz)")
+
+    render = sub.add_parser("render", help="write a top-down map and first-person views of one procedural home")
+    render.add_argument("--seed", type=int, default=1000, help="seed of the home (default 1000)")
+    render.add_argument("--num-rooms", type=int, default=None, help="rooms of the home (default: the generator's)")
+    render.add_argument("--views", type=_positive_int, default=6, help="first-person views to write (default 6)")
+    render.add_argument("--out", type=Path, required=True, help="folder to write the PNG files and credits to")
+    _add_homes_args(render)
     return parser
+
+
+def _check_bench_args(args: argparse.Namespace) -> None:
+    """Combinations of ``goat-nav bench`` flags that cannot run, refused before any episode is generated."""
+    if (args.suite != "goat" or args.ros) and (
+            (args.perception != "ground_truth" and (args.suite != "findingdory" or args.ros))
+            or (args.matcher, args.image_matcher) != ("structured", "sift") or args.keyframes):
+        raise GoatError("--perception/--matcher/--image-matcher other than the defaults and --keyframes run with "
+                        "the in-process GOAT suite only (goat-nav bench without --ros or --suite; --perception "
+                        "also with --suite findingdory, for its memory) for now")
+    if args.live is not None and (args.suite != "goat" or args.ros):
+        raise GoatError("--live serves the in-process GOAT suite (goat-nav bench without --ros or --suite); "
+                        "for a ROS graph run 'goat-nav view' next to it")
+    parallel_config(args)  # Ray missing, --ros or --live with workers, --resume without --out
+
+
+def _run_bench(args: argparse.Namespace) -> int:
+    if args.ros:
+        from goat_nav.ros_bench import run_ros_bench
+
+        return run_ros_bench(args)
+    from goat_nav.bench_cmd import run_bench
+
+    return run_bench(args)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        if args.command == "bench" and (args.suite != "goat" or args.ros) and (
-                (args.perception != "ground_truth" and (args.suite != "findingdory" or args.ros))
-                or (args.matcher, args.image_matcher) != ("structured", "sift") or args.keyframes):
-            raise GoatError("--perception/--matcher/--image-matcher other than the defaults and --keyframes run with "
-                            "the in-process GOAT suite only (goat-nav bench without --ros or --suite; --perception "
-                            "also with --suite findingdory, for its memory) for now")
-        if args.command == "bench" and args.ros:
-            from goat_nav.ros_bench import run_ros_bench
+        if args.command == "bench":
+            _check_bench_args(args)
+            from goat_nav.bench_outputs import claimed_outputs
 
-            return run_ros_bench(args)
+            with claimed_outputs(args):  # before any episode: bad paths and a taken --out fail at once
+                return _run_bench(args)
         if args.command == "launch":
             from goat_nav.launcher import run_launch
 
             return run_launch(args)
-        if args.command == "bench":
-            from goat_nav.bench_cmd import run_bench
+        if args.command in ("goal", "view"):  # ROS 2 clients of a running graph
+            from goat_nav.goal_cmd import run_goal
+            from goat_nav.launcher import run_view
 
-            return run_bench(args)
+            return {"goal": run_goal, "view": run_view}[args.command](args)
         if args.command == "report":
             from goat_nav.report import run_report
 
@@ -156,6 +214,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             from goat_nav.bench_cmd import run_generate
 
             return run_generate(args)
+        if args.command == "render":
+            from goat_nav.render_cmd import run_render
+
+            return run_render(args)
     except GoatError as exc:
         print(f"goat-nav {args.command}: error: {exc}", file=sys.stderr)
         return 2

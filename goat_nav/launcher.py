@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -52,42 +53,66 @@ def record_overrides(path: Path) -> dict[str, Any]:
     return {"bag_path": str(Path(path).absolute())}
 
 
+def describe_exit(returncode: int) -> str:
+    """How a node process ended, as a log line says it: ``exited with code 3``, ``was killed by SIGKILL``."""
+    if returncode < 0:
+        try:
+            return f"was killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"was killed by signal {-returncode}"
+    return f"exited with code {returncode}"
+
+
 def _run_isolated(bringup: str, overrides: dict[str, dict[str, Any]], record: bool) -> int:
+    """One process per node; every node runs until Ctrl-C, so a node that ends before it is a fault.
+
+    Then the launcher names the node and how it ended, stops the others (SIGINT, then SIGKILL after 10 s) and
+    exits 1, as nav2's lifecycle manager brings a bringup down when a bond breaks.
+    """
     from goat_ros.graph import NODES, bringup_nodes, bringup_overrides, params_args, repo_config_dir
 
     overrides = bringup_overrides(bringup, overrides)
-    procs = []
+    procs: dict[str, subprocess.Popen[bytes]] = {}
     for name in bringup_nodes(bringup, record):
         spec = NODES[name]
         module = spec.node_class.split(":")[0]
         cmd = [sys.executable, "-m", module, *params_args(spec, repo_config_dir(), overrides.get(name, {}))]
-        procs.append(subprocess.Popen(cmd, env=os.environ.copy()))
+        procs[name] = subprocess.Popen(cmd, env=os.environ.copy())
+    died: list[str] = []
     try:
-        while all(p.poll() is None for p in procs):
-            try:
-                procs[0].wait(timeout=0.5)
-            except subprocess.TimeoutExpired:
-                pass
+        while not died:
+            died = [name for name, p in procs.items() if p.poll() is not None]
+            if not died:
+                time.sleep(0.2)
     except KeyboardInterrupt:
         pass
     finally:
-        for p in procs:
+        for p in procs.values():
             if p.poll() is None:
                 p.send_signal(signal.SIGINT)
-        for p in procs:
+        for p in procs.values():
             try:
                 p.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 p.kill()
-    return max((p.returncode or 0) for p in procs)
+                p.wait()
+    for name in died:
+        print(f"goat-nav launch: node {name!r} (pid {procs[name].pid}) {describe_exit(procs[name].returncode)}; "
+              "stopped the other nodes", file=sys.stderr)
+    if died:
+        return 1
+    return max(max(p.returncode, 0) for p in procs.values())
 
 
 def run_launch(args: argparse.Namespace) -> int:
     record = args.record is not None
     recorder = record_overrides(args.record) if record else {}  # a bad path fails before ROS is even loaded
     _require_ros()
-    from goat_ros.graph import RECORDER, node_factories
+    from goat_ros.graph import RECORDER, dds_environment, node_factories, repo_config_dir
     from goat_ros.spin import run_nodes
+
+    # Before any participant exists; node processes inherit it (why: config/fastdds.xml).
+    os.environ.update(dds_environment(repo_config_dir(), os.environ))
 
     overrides = parse_overrides(args.param or [])
     if record:
@@ -102,4 +127,18 @@ def run_launch(args: argparse.Namespace) -> int:
     if args.isolated or args.bringup == "stretch":
         return _run_isolated(args.bringup, overrides, record)
     run_nodes(node_factories(args.bringup, overrides, record=record))
+    return 0
+
+
+def run_view(args: argparse.Namespace) -> int:
+    """`goat-nav view`: the live_view node alone, next to a running graph (same ROS_DOMAIN_ID)."""
+    _require_ros()
+    from goat_ros.graph import NODES, dds_environment, params_args, repo_config_dir
+    from goat_ros.spin import run_nodes
+
+    os.environ.update(dds_environment(repo_config_dir(), os.environ))  # it takes the camera images too
+    spec = NODES["live_view"]
+    overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
+    cli_args = params_args(spec, repo_config_dir(), overrides)
+    run_nodes([lambda: spec.load_class()(cli_args=cli_args)])
     return 0

@@ -458,6 +458,18 @@ class RunRecorder:
         """Simulated time: the stamp of the next action."""
         return self._num_actions * self.step_period_ns
 
+    @property
+    def typestore(self) -> Typestore:
+        return self._store
+
+    def append(self, topic: str, stamp_ns: int, msg: Any) -> None:
+        """Write a message built elsewhere (a worker's episode, goat_nav.bag_merge) with log time ``stamp_ns``."""
+        self._write(topic, stamp_ns, msg)
+
+    def advance_clock(self, num_actions: int) -> None:
+        """Move the simulated clock on by ``num_actions`` actions recorded elsewhere (goat_nav.bag_merge)."""
+        self._num_actions += num_actions
+
     # ------------------------------------------------------------------------------------------ callbacks
     def on_goal(self, goal: RecordedGoal) -> None:
         self._write(GOAL_TOPIC, self.now_ns, self._goal_msg(goal, self.now_ns))

@@ -38,6 +38,7 @@ import cv2
 import numpy as np
 
 from goat_core.bench.findingdory_results import FRAMES_META_KEY, read_frames, read_results
+from goat_core.bench.outputs import partial_run_note
 from goat_core.bench.results import (
     GroupStats,
     InvalidResultError,
@@ -190,6 +191,14 @@ def read_trajectories(path: PathLike) -> list[Trajectory]:
     except (EOFError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidResultError(f"{path}: trajectories are not gzip JSON: {exc}") from None
     return trajectories_from_json(data, str(path))
+
+
+def stored_trajectories(results_path: Path, meta: Mapping[str, Any]) -> list[Trajectory]:
+    """The trajectories of the results file ``results_path`` (meta ``meta``): none if it names no file or the
+    file is not there."""
+    name = meta.get(TRAJECTORIES_META_KEY)
+    path = results_path.parent / str(name) if name else None
+    return read_trajectories(path) if path is not None and path.exists() else []
 
 
 # ------------------------------------------------------------------------------------------------ charts
@@ -423,7 +432,8 @@ _STYLE = """body{font-family:sans-serif;margin:2em;max-width:1200px;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;padding:3px 8px;text-align:right}
 th{background:#f0f0f0}img.map{max-width:100%;border:1px solid #ccc;display:block;margin:0.5em 0}
 section.episode{margin:2em 0;border-top:1px solid #ccc}figure.chart{display:inline-block;margin:0.5em 1em 0.5em 0}
-figcaption{font-size:0.9em;margin-bottom:0.3em}p.note{color:#666}"""
+figcaption{font-size:0.9em;margin-bottom:0.3em}p.note{color:#666}
+div.goal-views{display:flex;flex-wrap:wrap;gap:0.5em}figure.goal-view{margin:0;width:120px;font-size:0.8em}"""
 
 _LEGEND = ("<p class=\"note\">Maps: light grey is navigable, dark grey is not; the line is the path; dots mark "
            "subtask starts (the ringed one the episode start), stars reached goals and crosses missed goals, "
@@ -444,7 +454,7 @@ def _find_trajectory(trajectories: Sequence[Trajectory], scene_id: Optional[str]
 
 
 def _episode_section(scene_id: Optional[str], episode_id: str, records: Sequence[SubtaskRecord],
-                     trajectory: Optional[Trajectory], with_levels: bool) -> str:
+                     trajectory: Optional[Trajectory], with_levels: bool, extra: str = "") -> str:
     rows = [[r.index, r.modality.value] + ([r.level or ""] if with_levels else [])
             + ["yes" if r.success else "no", f"{r.spl:.2f}", f"{r.path_length_m:.1f}",
                "" if r.geodesic_m is None else f"{r.geodesic_m:.1f}", r.num_actions, r.stop_reason, r.failure or ""]
@@ -460,7 +470,7 @@ def _episode_section(scene_id: Optional[str], episode_id: str, records: Sequence
     scene = scene_id if scene_id is not None else (trajectory.scene_id if trajectory is not None else "?")
     return (f'<section class="episode" id="{_episode_anchor(scene_id, episode_id)}">'
             f"<h3>Episode {html.escape(episode_id)} ({html.escape(scene)})</h3>{picture}{_table(rows, header)}"
-            "</section>")
+            f"{extra}</section>")
 
 
 def _episode_anchor(scene_id: Optional[str], episode_id: str) -> str:
@@ -489,8 +499,14 @@ def _failure_section(records: Sequence[SubtaskRecord], summary: Summary) -> str:
 
 
 def render_html_report(records: Sequence[SubtaskRecord], summary: Summary, meta: Mapping[str, Any],
-                       trajectories: Sequence[Trajectory]) -> str:
-    """The report page. Trajectories are drawn from their stored form (see the module docstring)."""
+                       trajectories: Sequence[Trajectory],
+                       episode_extras: Optional[Mapping[tuple[Optional[str], str], str]] = None,
+                       sections: Sequence[str] = ()) -> str:
+    """The report page. Trajectories are drawn from their stored form (see the module docstring).
+
+    ``episode_extras``: HTML added to an episode's section by (scene_id, episode_id) (goal views,
+    goat_nav.report_views); ``sections``: HTML sections before the run settings (model credits).
+    """
     stored = trajectories_from_json(trajectories_to_json(trajectories))
     levels = levels_of(records)
     by_index = dict(sorted(summary.by_subtask_index.items()))
@@ -522,27 +538,34 @@ def render_html_report(records: Sequence[SubtaskRecord], summary: Summary, meta:
         tables.append(_stats_table("By PASTURE split", "split", splits, "by-pasture-split"))
     tables.append(_stats_table("By subtask index", "subtask index", by_index, "by-subtask-index"))
     episodes = [_episode_section(scene, ep, [r for r in records if (r.scene_id, r.episode_id) == (scene, ep)],
-                                 _find_trajectory(stored, scene, ep), bool(levels))
+                                 _find_trajectory(stored, scene, ep), bool(levels),
+                                 (episode_extras or {}).get((scene, ep), ""))
                 for scene, ep in _episode_keys(records)]
     run = html.escape(json.dumps(dict(meta), indent=2, default=str))
+    partial = partial_run_note(meta, len(records))
+    title = "goat_nav benchmark report" + ("" if partial is None else f" ({html.escape(partial)})")
     return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>goat_nav benchmark report</title>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <style>{_STYLE}</style></head>
-<body><h1>goat_nav benchmark report</h1>
+<body><h1>{title}</h1>
 <h2>Overall</h2>{overall}
 <div class="charts">{"".join(charts)}</div>
 {"".join(tables)}
 {_failure_section(records, summary)}
 <h2>Episodes</h2>{_LEGEND}{"".join(episodes)}
+{"".join(sections)}
 <h2>Run</h2><pre>{run}</pre>
 </body></html>
 """
 
 
 def write_html_report(path: Path, records: Sequence[SubtaskRecord], summary: Summary, meta: Mapping[str, Any],
-                      trajectories: Sequence[Trajectory]) -> None:
-    """Write the report page atomically."""
-    atomic_write_bytes(path, render_html_report(records, summary, meta, trajectories).encode("utf-8"))
+                      trajectories: Sequence[Trajectory],
+                      episode_extras: Optional[Mapping[tuple[Optional[str], str], str]] = None,
+                      sections: Sequence[str] = ()) -> None:
+    """Write the report page atomically (extras: see :func:`render_html_report`)."""
+    page = render_html_report(records, summary, meta, trajectories, episode_extras, sections)
+    atomic_write_bytes(path, page.encode("utf-8"))
 
 
 # ------------------------------------------------------------------------------------------------ FindingDory
@@ -736,6 +759,9 @@ def run_report(args: argparse.Namespace) -> int:
         print(f"report: {out}")
         return 0
     results = read_results_json(args.results)
+    partial = partial_run_note(results.meta, len(results.records))
+    if partial is not None:
+        print(f"{args.results}: {partial}", file=sys.stderr)
     trajectories = load_run_trajectories(args.results, results.meta)
     write_html_report(out, results.records, summarise(results.records), results.meta, trajectories)
     print(f"report: {out}")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
 from goat_core.bench.episodes import GoatDataset, GoatEpisode, save_goat_dataset
+from goat_core.bench.outputs import run_progress
 from goat_core.bench.results import SubtaskRecord, summarise, write_results_json
 from goat_core.errors import GoatError
 from goat_nav.launcher import _require_ros, record_overrides
@@ -145,6 +146,7 @@ def run_ros_bench(args: argparse.Namespace) -> int:
     def write(records: list[SubtaskRecord]) -> None:
         if args.out is not None:
             meta["elapsed_s"] = round(time.monotonic() - started, 1)
+            meta.update(run_progress(episodes, len(records)))
             write_results_json(args.out, records, summarise(records), meta)
         if not args.quiet:
             print(f"\r{len(records)} subtasks scored", end="", file=sys.stderr, flush=True)

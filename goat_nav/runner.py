@@ -7,6 +7,7 @@ reference the graph run is compared against action for action.
 from __future__ import annotations
 
 import math
+import sys
 import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
@@ -242,6 +243,8 @@ class EpisodeRunner:
             goal = self._make_goal(episode, index, task, goals, goal_images)
             self._last_goal_text = goal.describe()
             agent.start_subtask(goal)
+            if agent.goal_note is not None:
+                print(f"warning: {episode.episode_id}/{index}: {agent.goal_note}", file=sys.stderr)
             if on_goal is not None:
                 on_goal(index, goal)
         except GoatError as exc:

@@ -6,6 +6,7 @@ reads), so the launch files never list nodes or parameters themselves.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -16,18 +17,19 @@ LOG_LEVELS = ["debug", "info", "warn", "error"]
 BOOLS = ["true", "false"]
 
 
-def _node(name: str, overrides: dict[str, Any], use_sim_time: Any, log_level: Any) -> Any:
+def _node(name: str, overrides: dict[str, Any], use_sim_time: Any, log_level: Any, condition: Any = None) -> Any:
     """The launch_ros Node of one goat_ros.graph node: params YAML first, then the overrides."""
     from launch_ros.actions import Node
 
-    from goat_ros.graph import NODES
+    from goat_ros.graph import NODES, dds_environment
 
     spec = NODES[name]
     params: list[Any] = [str(CONFIG_DIR / spec.params_file), {"use_sim_time": use_sim_time}]
     if overrides:
         params.append(overrides)
     return Node(package=spec.package, executable=spec.executable, name=spec.name, output="screen",
-                parameters=params, arguments=["--ros-args", "--log-level", log_level])
+                parameters=params, arguments=["--ros-args", "--log-level", log_level], condition=condition,
+                additional_env=dds_environment(CONFIG_DIR, os.environ))
 
 
 def goat_nodes(bringup: str, overrides: dict[str, dict[str, Any]], use_sim_time: Any, log_level: Any) -> list[Any]:
@@ -57,11 +59,19 @@ def recorder_node(record: Any, use_sim_time: Any, log_level: Any) -> Any:
     return OpaqueFunction(function=make)
 
 
+def live_view_node(condition: Any, use_sim_time: Any, log_level: Any) -> Any:
+    """The live_view node (Foxglove WebSocket server, goat_nav.live_view) when ``condition`` holds."""
+    return _node("live_view", {}, use_sim_time, log_level, condition)
+
+
 def rviz_node(condition: Any) -> Any:
     from launch_ros.actions import Node
 
+    from goat_ros.graph import dds_environment
+
+    # rviz subscribes to the camera images: with the nodes' transports it takes them through shared memory too.
     return Node(package="rviz2", executable="rviz2", name="rviz2", arguments=["-d", str(RVIZ_CONFIG)],
-                condition=condition, output="log")
+                condition=condition, output="log", additional_env=dds_environment(CONFIG_DIR, os.environ))
 
 
 def stretch_urdf_text() -> str | None:

@@ -1,6 +1,6 @@
 """Simulation bringup: the simulator bridge (embedded MuJoCo homes), perception and the controller, plus rviz.
 
-    ros2 launch launch/sim.launch.py scene_id:=embedded/home_s1234_r5 use_rviz:=true [record:=RUN]
+    ros2 launch launch/sim.launch.py scene_id:=embedded/home_s1234_r5 use_rviz:=true [record:=RUN] [live_view:=true]
 
 Goals are published on /goat/goal (goat_interfaces/Goal); bench.launch.py replays an episode file instead.
 Without ros2 launch: ``goat-nav launch sim``.
@@ -15,6 +15,7 @@ from goat_launch_common import (  # noqa: E402
     BOOLS,
     LOG_LEVELS,
     goat_nodes,
+    live_view_node,
     recorder_node,
     rviz_node,
     stretch_description_node,
@@ -24,6 +25,7 @@ from launch.actions import DeclareLaunchArgument  # noqa: E402
 from launch.conditions import IfCondition  # noqa: E402
 from launch.substitutions import LaunchConfiguration  # noqa: E402
 
+from goat_ros.graph import SIM_SCENE_ID  # noqa: E402
 from launch import LaunchDescription  # noqa: E402
 
 
@@ -31,8 +33,9 @@ def generate_launch_description() -> LaunchDescription:
     args = [
         DeclareLaunchArgument("backend", default_value="embedded", choices=["embedded", "habitat"],
                               description="simulator backend of sim_bridge"),
-        DeclareLaunchArgument("scene_id", default_value="",
-                              description="scene loaded at start-up (empty: wait for /sim/reset_episode)"),
+        DeclareLaunchArgument("scene_id", default_value=SIM_SCENE_ID,
+                              description="scene loaded and streamed at start-up (empty: wait for "
+                                          "/sim/reset_episode)"),
         DeclareLaunchArgument("use_memory", default_value="true", choices=BOOLS,
                               description="keep map and instances across subtasks (false: no-memory ablation)"),
         DeclareLaunchArgument("use_rviz", default_value="true", choices=BOOLS,
@@ -40,6 +43,9 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument("use_sim_time", default_value="false", choices=BOOLS,
                               description="use /clock instead of the wall clock"),
         DeclareLaunchArgument("log_level", default_value="info", choices=LOG_LEVELS, description="ROS log level"),
+        DeclareLaunchArgument("live_view", default_value="false", choices=BOOLS,
+                              description="also serve the graph to Foxglove / Lichtblick (Foxglove WebSocket, "
+                                          "ws://127.0.0.1:8765; config/live_view.yaml)"),
         DeclareLaunchArgument("record", default_value="",
                               description="record the run: the graph's topics into a new rosbag2 bag, folder RUN/ "
                                           "with metadata.yaml and RUN.mcap (config/recorder.yaml); empty: none"),
@@ -56,6 +62,7 @@ def generate_launch_description() -> LaunchDescription:
         *args,
         recorder_node(LaunchConfiguration("record"), use_sim_time, log_level),
         *goat_nodes("sim", overrides, use_sim_time, log_level),
+        live_view_node(IfCondition(LaunchConfiguration("live_view")), use_sim_time, log_level),
         *stretch_description_node(None),
         rviz_node(use_rviz),
     ])

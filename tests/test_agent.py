@@ -442,7 +442,7 @@ def test_bad_agent_config_raises(kwargs: dict[str, float]) -> None:
 def test_embedded_simulator_episode_reaches_a_category_goal() -> None:
     sim_module = pytest.importorskip("sim_bridge.embedded.sim", reason="the embedded simulator is not built yet")
     home_module = pytest.importorskip("sim_bridge.embedded.home")
-    home = home_module.generate_home(1)
+    home = home_module.generate_home(1, home_module.HomeConfig(furniture="primitive"))  # it has an armchair
     labels = sorted({obj.category for obj in home.objects})
     agent = Agent(AgentConfig(), GroundTruthPerception(labels), CategoryMatcher())
     with sim_module.EmbeddedSim(home) as sim:
@@ -460,3 +460,15 @@ def test_embedded_simulator_episode_reaches_a_category_goal() -> None:
         nearest = min(float(np.linalg.norm(xy - np.clip(xy, o.bbox_min_m[:2], o.bbox_max_m[:2])))
                       for o in objects)
         assert nearest <= 1.0
+
+
+def test_the_agent_passes_on_the_matchers_warning_about_an_unknown_category() -> None:
+    agent = Agent(AgentConfig(), GroundTruthPerception(["chair", "table", "sofa"], min_pixels=5),
+                  ModalityMatcher(SentenceEmbedder()))
+    agent.start_subtask(Goal(GoalModality.CATEGORY, category="xyzzy_unknown_thing"))
+    assert agent.goal_note is not None and "'xyzzy_unknown_thing' is not a label the detector knows" in agent.goal_note
+    agent.start_subtask(Goal(GoalModality.CATEGORY, category="chairs"))
+    assert agent.goal_note is None
+    plain = make_agent()  # a matcher that has nothing to say
+    plain.start_subtask(Goal(GoalModality.CATEGORY, category="xyzzy_unknown_thing"))
+    assert plain.goal_note is None

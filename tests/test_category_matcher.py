@@ -128,6 +128,26 @@ def test_unknown_category_is_never_confident(embedder: SentenceEmbedder) -> None
     assert result.instance_id is not None and not result.confident
 
 
+@pytest.mark.parametrize(("category", "warned"), [("xyzzy_unknown_thing", True), ("balustrade", True),
+                                                  ("sofa", False), ("couches", False)])
+def test_a_category_the_detector_does_not_know_gets_a_warning_naming_it(embedder: SentenceEmbedder, category: str,
+                                                                       warned: bool) -> None:
+    """Issue 16: an unknown category was accepted silently; the robot explored for it with no word said."""
+    dispatcher = ModalityMatcher(embedder)
+    dispatcher.set_goal(Goal(GoalModality.CATEGORY, category=category), VOCABULARY)
+    note = dispatcher.goal_note
+    assert dispatcher.category.goal_note == note
+    if not warned:
+        assert note is None
+        return
+    resolution = dispatcher.category.resolution
+    assert note is not None and resolution is not None
+    assert f"{category!r} is not a label the detector knows" in note
+    assert f"closest: {resolution.category!r}" in note and "never confidently" in note
+    dispatcher.set_goal(Goal(GoalModality.DESCRIPTION, text=f"the {category} by the door"), VOCABULARY)
+    assert dispatcher.goal_note is None  # the note belongs to the category goal that caused it
+
+
 def test_category_matcher_rejects_other_modalities(embedder: SentenceEmbedder) -> None:
     with pytest.raises(InvalidGoalError, match="object-category goal"):
         CategoryMatcher(embedder).set_goal(Goal(GoalModality.DESCRIPTION, text="a mug"), VOCABULARY)

@@ -12,7 +12,7 @@ from scipy import ndimage
 from goat_core.errors import SceneGenerationError, UnreachableGoalError
 from goat_core.types import DiscreteAction, Observation
 from goat_core.vocabulary import COLOURS
-from sim_bridge.embedded.home import Home, ObjectSpec, generate_home
+from sim_bridge.embedded.home import Home, HomeConfig, ObjectSpec, generate_home
 from sim_bridge.embedded.sim import EmbeddedSim, SimConfig
 from sim_bridge.embedded.world import camera_rotation, object_texture
 
@@ -22,7 +22,7 @@ CAMERA_HEIGHT_M = SimConfig().camera_height_m
 
 @pytest.fixture(scope="module")
 def home() -> Home:
-    return generate_home(7)
+    return generate_home(7, HomeConfig(furniture="primitive"))  # the geometry and colours of primitive parts
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import os
 import sys
 import types
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 import pytest
@@ -149,6 +149,158 @@ def _fake_habitat_sim() -> Any:
                  ActuationSpec=lambda amount: ns(amount=amount)),
         Configuration=lambda sim_cfg, agents: ns(sim_cfg=sim_cfg, agents=agents),
     )
+
+
+class _Quaternion:
+    """What habitat_sim's quat_from_coeffs returns (a numpy-quaternion); only its coefficients are used here."""
+
+    def __init__(self, xyzw: Any) -> None:
+        self.xyzw = np.asarray(xyzw, dtype=np.float64)
+
+
+class _AgentState:
+    """habitat_sim.AgentState: position (Habitat Y-up), rotation, sensor_states[uuid] (world-frame SixDOFPose)."""
+
+    def __init__(self) -> None:
+        self.position = np.zeros(3, np.float32)
+        self.rotation = _Quaternion([0.0, 0.0, 0.0, 1.0])
+        self.sensor_states: dict[str, Any] = {}
+
+
+class _Agent:
+    """habitat_sim.Agent with the Stretch action space: moves and turns the body, tilts the sensors. A wall at
+    Habitat z = WALL_Z blocks forward motion, as the navmesh does (allow_sliding: the move is cut short)."""
+
+    WALL_Z = -0.6
+
+    def __init__(self, agent_cfg: Any) -> None:
+        from scipy.spatial.transform import Rotation
+
+        self._rot = Rotation
+        self.cfg = agent_cfg
+        self.position = np.zeros(3)
+        self.body = Rotation.identity()
+        self.tilt_rad = 0.0
+        self.sensor_world: Optional[Any] = None  # sensors placed by set_state(infer_sensor_states=False)
+
+    def _sensor_rotation(self) -> _Quaternion:
+        if self.sensor_world is not None:
+            return _Quaternion(self.sensor_world.as_quat())
+        return _Quaternion((self.body * self._rot.from_euler("x", self.tilt_rad)).as_quat())
+
+    def camera_tilt_rad(self) -> float:
+        """What the sensors render: the elevation of their world rotation."""
+        return habitat_quaternion_to_tilt(self._sensor_rotation().xyzw)
+
+    def get_state(self) -> _AgentState:
+        state = _AgentState()
+        state.position, state.rotation = self.position.astype(np.float32), _Quaternion(self.body.as_quat())
+        state.sensor_states = {s.uuid: types.SimpleNamespace(position=state.position,
+                                                             rotation=self._sensor_rotation())
+                               for s in self.cfg.sensor_specifications}
+        return state
+
+    def set_state(self, state: _AgentState, infer_sensor_states: bool = True) -> None:
+        self.position = np.asarray(state.position, np.float64)
+        self.body = self._rot.from_quat(state.rotation.xyzw)
+        self.tilt_rad, self.sensor_world = 0.0, None
+        if not infer_sensor_states:  # the sensors' world rotations are given
+            self.sensor_world = self._rot.from_quat(state.sensor_states["rgb"].rotation.xyzw)
+            self.tilt_rad = float((self.body.inv() * self.sensor_world).as_euler("xyz")[0])
+
+    def act(self, name: str) -> bool:
+        """One action; True when it collided (habitat_sim's Agent.act)."""
+        _, amount = self.cfg.action_space[name]
+        self.sensor_world = None  # the head keeps its tilt relative to the body from here on
+        if name == "move_forward":
+            target = self.position + self.body.apply([0.0, 0.0, -amount])
+            if target[2] < self.WALL_Z:
+                self.position = target + (target - self.position) * (self.WALL_Z - target[2]) / (
+                    target[2] - self.position[2])
+                return True
+            self.position = target
+        elif name in ("turn_left", "turn_right"):
+            self.body = self.body * self._rot.from_euler("y", amount if name == "turn_left" else -amount, degrees=True)
+        else:
+            self.tilt_rad += math.radians(amount if name == "look_up" else -amount)
+        return False
+
+
+class _Simulator:
+    """habitat_sim.Simulator with its real return shapes: ``step(name)`` -> the sensors' dict plus ``"collided"``
+    (bool), ``get_sensor_observations()`` -> the sensors' dict; no ``previous_step_collided`` (habitat-lab's)."""
+
+    def __init__(self, cfg: Any) -> None:
+        self.cfg = cfg
+        self.agent: Optional[_Agent] = None
+        self.pathfinder = types.SimpleNamespace(snap_point=lambda p: np.array([p[0], 0.0, p[2]], np.float32))
+        self.semantic_scene = types.SimpleNamespace(objects=[])
+        self.closed = False
+
+    def initialize_agent(self, agent_id: int) -> _Agent:
+        self.agent = _Agent(self.cfg.agents[agent_id])
+        return self.agent
+
+    def get_sensor_observations(self) -> dict[str, np.ndarray]:
+        assert self.agent is not None
+        obs: dict[str, np.ndarray] = {}
+        for spec in self.agent.cfg.sensor_specifications:
+            rows, cols = spec.resolution
+            if spec.sensor_type == "COLOR":  # RGBA; red encodes the camera height (cm), green its tilt (deg + 128)
+                height_cm = round(100 * self.agent.position[1])
+                tilt = round(math.degrees(self.agent.camera_tilt_rad())) + 128
+                obs[spec.uuid] = np.full((rows, cols, 4), (height_cm, tilt, 0, 255), np.uint8)
+            elif spec.sensor_type == "DEPTH":
+                obs[spec.uuid] = np.full((rows, cols), 2.0, np.float32)
+            else:
+                obs[spec.uuid] = np.zeros((rows, cols), np.uint32)
+        return obs
+
+    def step(self, action: str) -> dict[str, Any]:
+        assert self.agent is not None
+        collided = self.agent.act(action)
+        obs: dict[str, Any] = dict(self.get_sensor_observations())
+        obs["collided"] = collided
+        return obs
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _habitat_sim_double(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The configuration double plus the Simulator, AgentState and utils.common of habitat_sim, importable."""
+    hs = _fake_habitat_sim()
+    hs.Simulator, hs.AgentState = _Simulator, _AgentState
+    hs.agent.SixDOFPose = types.SimpleNamespace
+    common = types.SimpleNamespace(quat_from_coeffs=_Quaternion, quat_to_coeffs=lambda q: q.xyzw)
+    monkeypatch.setitem(sys.modules, "habitat_sim", hs)
+    monkeypatch.setitem(sys.modules, "habitat_sim.utils", types.SimpleNamespace(common=common))
+    monkeypatch.setitem(sys.modules, "habitat_sim.utils.common", common)
+    return hs
+
+
+def test_the_habitat_backend_loop_on_habitat_sims_return_shapes(monkeypatch: pytest.MonkeyPatch) -> None:
+    hs = _habitat_sim_double(monkeypatch)
+    sim = HabitatSim(HabitatConfig(scene_id="scene.glb", semantic_sensor=False), habitat_sim=hs)
+    obs = sim.reset([0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0])
+    assert (obs.pose.x_m, obs.pose.y_m, obs.pose.yaw_rad, obs.step, obs.collided) == (0.0, 0.0, 0.0, 0, False)
+    assert obs.rgb.shape == (640, 360, 3) and obs.depth_m.shape == (640, 360)
+    obs = sim.step(DiscreteAction.MOVE_FORWARD)  # Habitat -Z is ROS +x: 0.25 m ahead, the wall at 0.6 m
+    assert obs.pose.x_m == pytest.approx(0.25) and not obs.collided and obs.step == 1
+    sim.step(DiscreteAction.MOVE_FORWARD)
+    obs = sim.step(DiscreteAction.MOVE_FORWARD)  # cut short at the wall
+    assert obs.collided and obs.pose.x_m == pytest.approx(0.6)
+    obs = sim.step(DiscreteAction.TURN_LEFT)
+    assert not obs.collided and obs.pose.yaw_rad == pytest.approx(math.radians(30.0))
+    obs = sim.step(DiscreteAction.LOOK_DOWN)
+    assert obs.camera_tilt_rad == pytest.approx(math.radians(-30.0)) and int(obs.rgb[0, 0, 1]) == 128 - 30
+    assert sim.observe().step == 5 and not sim.observe().collided
+    view = sim.render_view([1.0, 1.31, 2.0], camera_rotation_h(0.0, math.radians(10.0)))
+    assert view.shape == (640, 360, 3) and tuple(view[0, 0, :2]) == (131, 128 + 10)
+    after = sim.observe()  # the agent is back where it was, head still tilted down
+    assert after.pose.x_m == pytest.approx(0.6) and after.camera_tilt_rad == pytest.approx(math.radians(-30.0))
+    sim.close()
+    assert sim._sim.closed
 
 
 def test_make_configuration_fills_the_habitat_sim_objects() -> None:

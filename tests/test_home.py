@@ -19,7 +19,9 @@ ROOM_COUNTS = (3, 5, 8, 9)
 
 @pytest.fixture(scope="module")
 def homes() -> dict[tuple[int, int], Home]:
-    return {(seed, n): generate_home(seed, HomeConfig(num_rooms=n)) for seed in SEEDS for n in ROOM_COUNTS}
+    # Primitive homes: these tests check the catalogue's recipes (tests/test_furniture.py checks furnished homes).
+    return {(seed, n): generate_home(seed, HomeConfig(num_rooms=n, furniture="primitive"))
+            for seed in SEEDS for n in ROOM_COUNTS}
 
 
 def _footprint(obj: ObjectSpec) -> tuple[float, float, float, float]:
@@ -163,7 +165,7 @@ def test_object_fields_are_consistent(homes: dict[tuple[int, int], Home], seed: 
 
 
 def test_homes_hold_distractors_of_one_category() -> None:
-    home = generate_home(3, HomeConfig(num_rooms=8))
+    home = generate_home(3, HomeConfig(num_rooms=8, furniture="primitive"))
     counts: dict[str, int] = {}
     for obj in home.objects:
         counts[obj.category] = counts.get(obj.category, 0) + 1

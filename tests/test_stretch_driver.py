@@ -28,7 +28,7 @@ from goat_stretch.driver import (
     forward_clearance_m,
     robot_is_homed,
 )
-from goat_stretch.standin import FakeClock, StandinRobot
+from goat_stretch.standin import HEAD_TILT_MAX_RAD, FakeClock, StandinRobot
 from goat_stretch.velocity import VelocityConfig, VelocityController, VelocityOutcome, VelocityReason
 
 INTR = CameraIntrinsics.from_hfov(90, 160, math.radians(42.0))  # a small portrait frame, Stretch HFOV
@@ -83,7 +83,9 @@ def test_turn_then_forward_follows_the_heading() -> None:
     assert math.atan2(out.pose.y_m, out.pose.x_m) == pytest.approx(out.pose.yaw_rad, abs=1e-6)
 
 
-@pytest.mark.parametrize(("action", "tilt_deg"), [(DiscreteAction.LOOK_DOWN, -30.0), (DiscreteAction.LOOK_UP, 30.0)])
+# Looking up 30 deg from level stops at the SE3's soft tilt limit (about 24 deg).
+@pytest.mark.parametrize(("action", "tilt_deg"), [(DiscreteAction.LOOK_DOWN, -30.0),
+                                                  (DiscreteAction.LOOK_UP, math.degrees(HEAD_TILT_MAX_RAD))])
 def test_look_tilts_the_head(action: DiscreteAction, tilt_deg: float) -> None:
     ex, robot = _executor()
     out = ex.execute(action)
@@ -95,7 +97,7 @@ def test_look_tilts_the_head(action: DiscreteAction, tilt_deg: float) -> None:
 def test_look_up_is_clamped_to_the_tilt_range() -> None:
     ex, _ = _executor()
     tilts = [ex.execute(DiscreteAction.LOOK_UP).camera_tilt_rad for _ in range(3)]
-    assert tilts[-1] == pytest.approx(ExecutorConfig().head_tilt_max_rad, abs=math.radians(2.0))
+    assert tilts[-1] == pytest.approx(HEAD_TILT_MAX_RAD, abs=math.radians(2.0))
 
 
 def test_forward_refused_when_depth_shows_an_obstacle() -> None:

@@ -53,7 +53,7 @@ def _seen(sim: EmbeddedSim, view: tuple[np.ndarray, float, float], instance_id: 
 
 
 def test_a_moved_object_renders_at_its_new_place_and_back() -> None:
-    home = generate_home(HOME_SEED, HomeConfig(num_rooms=3))
+    home = generate_home(HOME_SEED, HomeConfig(num_rooms=3, furniture="primitive"))  # what is in sight: this home's
     with EmbeddedSim(home) as sim:
         before_grid = sim.navgrid.navigable.copy()
         obj = next(o for o in home.objects if o.receptacle_id is not None and _look_at(sim, o) is not None)

@@ -37,7 +37,9 @@ from sim_bridge.embedded.sim import EmbeddedSim
 from sim_bridge.embedded.suite_gen import home_seeds
 
 SEED = 7  # the first home of this dataset seed offers all seven splits with 3 rooms
-PASTURE_HOME = PastureGenConfig().home_config(3)
+# Primitive homes: these tests check what one home of this seed offers (furnished: tests/test_furniture.py).
+PRIMITIVE = HomeConfig(furniture="primitive")
+PASTURE_HOME = PastureGenConfig().home_config(3, PRIMITIVE)
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +63,7 @@ def test_default_homes_are_unchanged_by_the_pasture_additions() -> None:
     # numbers depend on these homes, so any change here must be deliberate.
     digest = hashlib.sha256()
     for seed in (0, 7, 1000):
-        for o in generate_home(seed).objects:
+        for o in generate_home(seed, HomeConfig(furniture="primitive")).objects:
             digest.update(repr((o.object_id, o.category, o.colour, o.material, o.size_label, o.room_type,
                                 o.receptacle_id, tuple(round(v, 9) for v in o.position_m + o.bbox_min_m + o.bbox_max_m),
                                 round(o.yaw_rad, 9))).encode())
@@ -69,7 +71,7 @@ def test_default_homes_are_unchanged_by_the_pasture_additions() -> None:
 
 
 def test_a_pasture_home_is_the_default_home_plus_hidden_and_uncommon_objects(home_seed: int) -> None:
-    base = generate_home(home_seed, HomeConfig(num_rooms=3))
+    base = generate_home(home_seed, HomeConfig(num_rooms=3, furniture="primitive"))
     home = generate_home(home_seed, PASTURE_HOME)
     assert home.rooms == base.rooms and home.walls == base.walls
     assert home.objects[: len(base.objects)] == base.objects
@@ -145,7 +147,7 @@ def test_scene_ids_round_trip(home_seed: int) -> None:
     scene = pasture_scene_id(home_seed, PASTURE_HOME)
     assert parse_pasture_scene_id(scene) == (home_seed, PASTURE_HOME)
     assert home_for_scene(scene).objects == generate_home(home_seed, PASTURE_HOME).objects
-    plain = HomeConfig(num_rooms=3)
+    plain = HomeConfig(num_rooms=3, furniture="primitive")
     assert home_for_scene(scene_id_for(home_seed, plain)).objects == generate_home(home_seed, plain).objects
     with pytest.raises(SceneGenerationError, match="not a PASTURE home"):
         parse_pasture_scene_id("embedded/pasture_s1_r3")
@@ -188,7 +190,7 @@ def test_per_split_table_of_a_small_run() -> None:
 def test_cli_runs_a_tiny_pasture_suite_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "pasture.json"
     code = main(["bench", "--suite", "pasture", "--episodes", "1", "--seed", str(SEED), "--num-rooms", "3",
-                 "--max-actions", "8", "--out", str(out), "--quiet"])
+                 "--homes", "primitive", "--max-actions", "8", "--out", str(out), "--quiet"])
     assert code == 0
     printed = capsys.readouterr().out
     assert all(split in printed for split in PASTURE_CATEGORIES)

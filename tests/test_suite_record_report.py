@@ -132,8 +132,8 @@ def findingdory_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Pat
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(fd_suite, "TASK_TYPES", FD_TASK_TYPES)
         assert main(["bench", "--suite", "findingdory", "--episodes", "1", "--seed", "7", "--num-rooms", "3",
-                     "--max-actions", str(FD_MAX_ACTIONS), "--quiet", "--out", str(results), "--report",
-                     str(report), "--record", str(bag), "--experience-bags", str(root / "experience")]) == 0
+                     "--homes", "primitive", "--max-actions", str(FD_MAX_ACTIONS), "--quiet", "--out", str(results),
+                     "--report", str(report), "--record", str(bag), "--experience-bags", str(root / "experience")]) == 0
     return results, report, bag
 
 

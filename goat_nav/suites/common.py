@@ -1,11 +1,13 @@
-"""What the suites that replay GoatEpisodes through the in-process runner share (LangMap, PASTURE).
+"""What the suites that replay GoatEpisodes through the runner share (GOAT, LangMap, PASTURE).
 
 A suite turns its procedural episodes into GoatEpisodes whose tasks the unchanged agent runs, runs them with
-:class:`SuiteRunner` and writes the results file of ``goat-nav bench`` (records that
+:func:`run_episodes` and writes the results file of ``goat-nav bench`` (records that
 ``goat_core.bench.results.read_results_json`` reads, the suite's own per-subtask fields and tables under
-``meta[<suite>]``), the trajectories file next to it and the HTML report, as ``goat-nav bench`` does for GOAT.
-``--record RUN`` writes the run as a rosbag2 MCAP bag through the GOAT suite's recorder and callbacks
-(:class:`goat_nav.record.RunRecorder`, :class:`goat_nav.bench_cmd.SubtaskTap`).
+``meta[<suite>]``), the trajectories file next to it and the HTML report, as ``goat-nav bench`` does for GOAT
+(which runs through :func:`run_episodes` too). ``--record RUN`` writes the run as a rosbag2 MCAP bag through the
+GOAT suite's recorder and callbacks (:class:`goat_nav.record.RunRecorder`,
+:class:`goat_nav.episode_worker.SubtaskTap`). ``--workers`` / ``--ray-address`` run the episodes on several
+workers and ``--resume`` continues a run (``goat_nav.parallel``, ``goat_nav.resume``).
 """
 
 from __future__ import annotations
@@ -13,44 +15,52 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import math
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-from tqdm import tqdm
-
 from goat_core.agent import AgentConfig
 from goat_core.bench.episodes import GoatEpisode, load_goat_dataset
-from goat_core.bench.results import GroupStats, SubtaskRecord, summarise, write_results_json
-from goat_core.matching.embeddings import SentenceEmbedder
+from goat_core.bench.outputs import run_progress
+from goat_core.bench.results import GroupStats, SubtaskRecord, read_results_json, summarise, write_results_json
 from goat_core.matching.matcher import MatcherConfig
-from goat_nav.bench_cmd import SubtaskTap
+from goat_nav.episode_worker import (
+    EpisodeOutput,
+    GoatWorkerFactory,
+    episode_key,
+    episode_units,
+    lost_episode_records,
+)
+from goat_nav.parallel import WORKER_LOST, RunStats, UnitResult, WorkerPool, WorkUnit
 from goat_nav.record import RunRecorder, check_bag_path
-from goat_nav.report import TRAJECTORIES_META_KEY, trajectories_path, write_html_report, write_trajectories
-from goat_nav.runner import EpisodeRunner, RunConfig, Trajectory
+from goat_nav.report import (
+    TRAJECTORIES_META_KEY,
+    stored_trajectories,
+    trajectories_path,
+    write_html_report,
+    write_trajectories,
+)
+from goat_nav.resume import PlanResults, check_same_run, plan_run
+from goat_nav.runner import RunConfig, Trajectory
 from sim_bridge.embedded.catalogue import CATALOGUE
-from sim_bridge.embedded.home import Home, HomeConfig
+from sim_bridge.embedded.home import Home
 
 
-def suite_runner(run_config: RunConfig, agent_config: AgentConfig, matcher_config: MatcherConfig,
-                 extra_labels: Sequence[str] = (), home_for_scene: Optional[Callable[[str], Home]] = None,
-                 embedder: Optional[SentenceEmbedder] = None) -> EpisodeRunner:
-    """The benchmark runner with a wider ground-truth label set and homes rebuilt from the suite's scene ids.
+def suite_workers(run_config: RunConfig, agent_config: AgentConfig, matcher_config: MatcherConfig,
+                  extra_labels: Sequence[str] = (), home_for_scene: Optional[Callable[[str], Home]] = None,
+                  verbose: bool = False) -> GoatWorkerFactory:
+    """The workers of a suite: the benchmark runner with a wider ground-truth label set and homes rebuilt from the
+    suite's scene ids.
 
     ``extra_labels``: categories the ground-truth perception may name besides the catalogue's (PASTURE's
-    uncommon objects). ``home_for_scene``: builds the home of a scene id the stock runner cannot parse.
+    uncommon objects). ``home_for_scene``: builds the home of a scene id the stock runner cannot parse (a
+    module-level function: workers get it pickled).
     """
     labels = [spec.name for spec in CATALOGUE]
     labels += [label for label in extra_labels if label not in labels]
-    return EpisodeRunner(run_config, agent_config, matcher_config, embedder=embedder, labels=labels,
-                         home_for_scene=home_for_scene)
-
-
-def home_config_from_args(args: argparse.Namespace) -> HomeConfig:
-    return HomeConfig() if args.num_rooms is None else HomeConfig(num_rooms=args.num_rooms)
+    return GoatWorkerFactory(run_config, agent_config, matcher_config, labels=tuple(labels),
+                             home_for_scene=home_for_scene, verbose=verbose)
 
 
 def check_suite_args(args: argparse.Namespace) -> None:
@@ -80,44 +90,105 @@ class SuiteRun:
     records: list[SubtaskRecord] = field(default_factory=list)
     trajectories: list[Trajectory] = field(default_factory=list)
     bag: Optional[Path] = None  # the rosbag2 folder of --record
+    stats: Optional[RunStats] = None  # what the workers did (peak memory, lost episodes)
 
 
-def run_episodes(args: argparse.Namespace, episodes: Sequence[GoatEpisode], runner: EpisodeRunner,
-                 meta: dict[str, Any], annotate: Callable[[GoatEpisode, SubtaskRecord], SubtaskRecord],
-                 suite_meta: Callable[[Sequence[SubtaskRecord]], dict[str, Any]]) -> SuiteRun:
-    """Run every episode with a progress bar; after each, rewrite ``--out`` (trajectories first).
+Annotate = Callable[[GoatEpisode, SubtaskRecord], SubtaskRecord]
+SuiteMeta = Callable[[Sequence[SubtaskRecord]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class _Finished:
+    records: tuple[SubtaskRecord, ...]  # annotated
+    trajectory: Optional[Trajectory]  # None for an episode no worker finished
+
+
+class GoatResults(PlanResults[_Finished]):
+    """The driver side of a GOAT-type run (``goat_nav.parallel.ResultSink``): finished episodes in plan order, and
+    after each one the trajectories file, then the results file (``--out``)."""
+
+    def __init__(self, out: Optional[Path], suite: str, meta: dict[str, Any], annotate: Annotate,
+                 suite_meta: Optional[SuiteMeta]) -> None:
+        super().__init__(meta)
+        self.out = out
+        self.traj_path = trajectories_path(out) if out is not None else None
+        if self.traj_path is not None:
+            meta[TRAJECTORIES_META_KEY] = self.traj_path.name
+        self.suite = suite
+        self.planned: Sequence[GoatEpisode] = ()  # every episode of the run, for its progress entries
+        self.annotate = annotate
+        self.suite_meta = suite_meta
+
+    def add(self, result: UnitResult) -> None:
+        episode: GoatEpisode = result.unit.payload
+        if result.error is not None:
+            records, trajectory = lost_episode_records(episode, result.error), None
+        else:
+            output: EpisodeOutput = result.payload
+            records, trajectory = list(output.records), output.trajectory
+        self.done[result.unit.index] = _Finished(tuple(self.annotate(episode, r) for r in records), trajectory)
+        self.write()
+
+    @property
+    def records(self) -> list[SubtaskRecord]:
+        return [r for f in self.finished() for r in f.records]
+
+    @property
+    def trajectories(self) -> list[Trajectory]:
+        return [f.trajectory for f in self.finished() if f.trajectory is not None]
+
+    def postfix(self) -> dict[str, str]:
+        summary = summarise(self.records)
+        return {"SR": f"{summary.success_rate:.2f}", "SPL": f"{summary.spl:.2f}"}
+
+    def write(self) -> None:
+        if self.out is None or self.traj_path is None:
+            return
+        records = self.records
+        self.stamp_elapsed()
+        if self.suite_meta is not None:
+            self.meta[self.suite] = self.suite_meta(records)
+        self.meta.update(run_progress(self.planned, len(records)))
+        write_trajectories(self.traj_path, self.trajectories)  # first: the results never name a missing file
+        write_results_json(self.out, records, summarise(records), self.meta)
+
+    def load(self, units: Sequence[WorkUnit]) -> set[str]:
+        """``--resume``: take the finished episodes of ``--out`` (same plan and settings, else ConfigError); return
+        their keys. An episode whose worker was lost is not finished: it runs again."""
+        assert self.out is not None
+        stored = read_results_json(self.out)
+        check_same_run(self.out, stored.meta, [u.key for u in units], self.meta)
+        self.resumed(stored.meta)
+        by_key: dict[str, list[SubtaskRecord]] = {}
+        for r in stored.records:
+            by_key.setdefault(episode_key(r.scene_id, r.episode_id), []).append(r)
+        trajectories = {episode_key(t.scene_id, t.episode_id): t for t in stored_trajectories(self.out, stored.meta)}
+        for unit in units:
+            records = by_key.get(unit.key)
+            if records and not any((r.error or "").startswith(WORKER_LOST) for r in records):
+                self.done[unit.index] = _Finished(tuple(records), trajectories.get(unit.key))
+        return {units[i].key for i in self.done}
+
+
+def run_episodes(args: argparse.Namespace, episodes: Sequence[GoatEpisode], pool: WorkerPool,
+                 meta: dict[str, Any], annotate: Optional[Annotate] = None,
+                 suite_meta: Optional[SuiteMeta] = None) -> SuiteRun:
+    """Run every episode on the workers of ``pool`` with one progress bar; after each, rewrite ``--out``.
 
     ``annotate`` adds what the suite knows about a record (the LangMap level); ``suite_meta`` gives the suite's
     meta entry (its per-subtask fields and tables) for the records so far. With ``--record`` every goal, action,
-    observation and result goes into the bag as in a GOAT run.
+    observation and result goes into the bag as in a GOAT run. ``--resume`` keeps the episodes already in ``--out``.
     """
-    started = time.monotonic()
-    run = SuiteRun()
     # The bag's run info is the meta as prepared: the same run gives the same bag whatever --out is.
     recorder = RunRecorder(args.record, run_info=meta) if getattr(args, "record", None) is not None else None
-    traj_path = trajectories_path(args.out) if args.out is not None else None
-    if traj_path is not None:
-        meta[TRAJECTORIES_META_KEY] = traj_path.name
-    hfov_rad = math.radians(runner.sim_config.hfov_deg)
-    bar = tqdm(episodes, desc="episodes", unit="ep", disable=args.quiet, file=sys.stderr)
+    units = episode_units(episodes)
+    sink = GoatResults(args.out, args.suite, meta, annotate or (lambda _episode, record: record), suite_meta)
+    sink.planned = episodes
+    todo = plan_run(args, units, meta, sink.load)
     with recorder if recorder is not None else contextlib.nullcontext():
-        for episode in bar:
-            tap = SubtaskTap(episode, runner.run_config, hfov_rad, recorder, args.verbose)
-            records, trajectory = runner.run_episode(
-                episode, on_step=tap.on_step if recorder is not None else None,
-                on_subtask=tap.on_subtask if recorder is not None or args.verbose else None,
-                on_goal=tap.on_goal if recorder is not None else None)
-            run.records.extend(annotate(episode, r) for r in records)
-            run.trajectories.append(trajectory)
-            summary = summarise(run.records)
-            bar.set_postfix(SR=f"{summary.success_rate:.2f}", SPL=f"{summary.spl:.2f}")
-            if args.out is not None and traj_path is not None:
-                meta["elapsed_s"] = round(time.monotonic() - started, 1)
-                meta[args.suite] = suite_meta(run.records)
-                write_trajectories(traj_path, run.trajectories)  # first: the results never name a missing file
-                write_results_json(args.out, run.records, summary, meta)
-    run.bag = recorder.folder if recorder is not None else None
-    return run
+        stats = pool.run(todo, sink, recorder=recorder, total=len(units), quiet=args.quiet)
+    return SuiteRun(records=sink.records, trajectories=sink.trajectories,
+                    bag=recorder.folder if recorder is not None else None, stats=stats)
 
 
 def finish(args: argparse.Namespace, run: SuiteRun, meta: dict[str, Any], table: str, started: float,

@@ -39,15 +39,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import sys
 import time
 from dataclasses import dataclass, field
 from itertools import permutations
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Protocol, Sequence
 
 import numpy as np
-from tqdm import tqdm
 
 from goat_core.bench.experience import ExperienceLog
 from goat_core.bench.findingdory import load_findingdory_dataset
@@ -55,6 +53,8 @@ from goat_core.bench.findingdory_policy import EpisodeExperience, HighLevelPolic
 from goat_core.bench.findingdory_results import (
     FRAMES_META_KEY,
     frames_path,
+    read_frames,
+    read_results,
     thumbnail_jpeg,
     write_frames,
     write_results,
@@ -73,9 +73,18 @@ from goat_core.errors import ConfigError, GoatError, SceneGenerationError
 from goat_core.mapping.experience_video import ExperienceVideo, VideoEncoding
 from goat_core.mapping.occupancy import OccupancyGrid
 from goat_core.types import DiscreteAction, GoalModality, Observation, Pose2D
+from goat_nav.bench_cmd import home_config_from_args
 from goat_nav.experience_bag import write_experience_bag
+from goat_nav.parallel import WORKER_LOST, UnitResult, WorkerPool, WorkUnit, parallel_config
 from goat_nav.record import RecordedGoal, RunRecorder, check_bag_path
-from goat_nav.report import TRAJECTORIES_META_KEY, trajectories_path, write_findingdory_report, write_trajectories
+from goat_nav.report import (
+    TRAJECTORIES_META_KEY,
+    stored_trajectories,
+    trajectories_path,
+    write_findingdory_report,
+    write_trajectories,
+)
+from goat_nav.resume import PlanResults, check_same_run, plan_run
 from goat_nav.runner import Trajectory
 from goat_nav.suites.findingdory_args import PolicyChoice, build_policy, experience_bag_folder, policy_choice
 from sim_bridge.embedded.episodes import scene_id_for
@@ -428,6 +437,26 @@ def format_table(records: Sequence[FindingDoryRecord]) -> str:
     return "\n".join(lines)
 
 
+class _Task(Protocol):
+    """A task as the results file holds it: a TaskOutcome, or a StoredTask read back from a file."""
+
+    @property
+    def record(self) -> FindingDoryRecord: ...
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class StoredTask:
+    """A task of a results file (``--resume`` keeps it as it was written)."""
+
+    record: FindingDoryRecord
+    data: dict[str, Any]  # TaskOutcome.to_json() as written
+
+    def to_json(self) -> dict[str, Any]:
+        return self.data
+
+
 def _run_config(args: argparse.Namespace) -> FindingDoryRunConfig:
     judge: dict[str, Any] = {}
     if args.success_distance_m is not None:
@@ -471,32 +500,184 @@ def _check_args(args: argparse.Namespace) -> None:
         check_bag_path(args.record)  # a bad --record path fails before any episode runs
 
 
-def _side_files(out: Optional[Path], meta: dict[str, Any]) -> Optional[tuple[Path, Path]]:
-    """The trajectories and frames files beside ``--out`` (named in the results' meta), or None without it."""
-    if out is None:
-        return None
-    files = (trajectories_path(out), frames_path(out))
-    meta[TRAJECTORIES_META_KEY], meta[FRAMES_META_KEY] = files[0].name, files[1].name
-    return files
-
-
-def _print_run_line(args: argparse.Namespace, outcomes: Sequence[TaskOutcome], meta: dict[str, Any],
-                    config: FindingDoryRunConfig, elapsed_s: float) -> None:
-    errors = sum(1 for o in outcomes if o.error)
+def _print_run_line(tasks: Sequence[_Task], episodes: int, meta: dict[str, Any], config: FindingDoryRunConfig,
+                    elapsed_s: float) -> None:
+    errors = sum(1 for t in tasks if t.to_json().get("error"))
     high = meta["high_level"]
-    print(f"{args.episodes - len(meta['skipped_episodes'])} episodes, {len(outcomes)} tasks in {elapsed_s:.0f} s "
+    print(f"{episodes} episodes, {len(tasks)} tasks in {elapsed_s:.0f} s "
           f"(high level: {high['selector']}, perception: {meta['perception']}; success distance "
           f"{config.judge.success_distance_m:g} m, {config.judge.success_metric})"
           + (f"; {errors} tasks without a high-level answer (see each task's error)" if errors else ""))
+
+
+# ----------------------------------------------------------------------------------------------- the run
+
+
+@dataclass(frozen=True)
+class EpisodeOutput:
+    """What a worker sends back for one episode: its tasks, their trajectories and the thumbnails of the frames
+    they name, or why the home had none."""
+
+    outcomes: tuple[TaskOutcome, ...]
+    trajectories: tuple[Trajectory, ...]
+    skipped: Optional[str] = None  # SceneGenerationError of a home that gave no tasks
+    thumbnails: dict[int, str] = field(default_factory=dict)  # EpisodeRun.thumbnails
+
+
+@dataclass(frozen=True)
+class FindingDoryWorkers:
+    """The picklable recipe of a FindingDory worker (``goat_nav.parallel``): each episode builds its own home;
+    each worker builds the high-level policy of ``choice`` once (models loaded, a VLM endpoint checked)."""
+
+    config: FindingDoryRunConfig
+    home_config: HomeConfig
+    gen_config: FindingDoryGenConfig
+    choice: PolicyChoice = PolicyChoice()
+    verbose: bool = False
+
+    def __call__(self) -> FindingDoryWorker:
+        return FindingDoryWorker(self)
+
+
+class FindingDoryWorker:
+    def __init__(self, spec: FindingDoryWorkers) -> None:
+        self.spec = spec
+        self.policy = build_policy(spec.choice)
+        self.video = spec.choice.video_encoding()
+
+    def run_unit(self, unit: WorkUnit, recorder: Optional[RunRecorder], emit: Callable[[str], None]) -> EpisodeOutput:
+        home_seed, episode_id = unit.payload
+        s = self.spec
+        try:
+            episode = run_episode(home_seed, episode_id, s.config, s.home_config, s.gen_config, TASK_TYPES, recorder,
+                                  self.policy, self.video, experience_bag_folder(s.choice, episode_id))
+        except SceneGenerationError as exc:
+            emit(f"episode {episode_id} (home {home_seed}) skipped: {exc}")
+            return EpisodeOutput((), (), skipped=str(exc))
+        if s.verbose:
+            for outcome in episode.outcomes:
+                emit(outcome.line())
+        return EpisodeOutput(tuple(episode.outcomes), tuple(episode.trajectories), thumbnails=episode.thumbnails)
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class _Finished:
+    tasks: tuple[_Task, ...]
+    trajectories: tuple[Trajectory, ...]
+    skipped: Optional[dict[str, Any]]  # meta["skipped_episodes"] entry: no tasks in this home, or its worker lost
+    thumbnails: dict[int, str]  # frame -> base64 JPEG (the frames file)
+
+
+class FindingDoryRun(PlanResults[_Finished]):
+    """The driver side of a FindingDory run (``goat_nav.parallel.ResultSink``): episodes in plan order, and after
+    each one the trajectories file, the frames file, then the results file (which names the other two)."""
+
+    def __init__(self, out: Optional[Path], meta: dict[str, Any]) -> None:
+        super().__init__(meta)
+        self.out = out
+        self.traj_path = trajectories_path(out) if out is not None else None
+        self.frames_path = frames_path(out) if out is not None else None
+        if self.traj_path is not None and self.frames_path is not None:
+            meta[TRAJECTORIES_META_KEY], meta[FRAMES_META_KEY] = self.traj_path.name, self.frames_path.name
+
+    def add(self, result: UnitResult) -> None:
+        home_seed, episode_id = result.unit.payload
+        output: EpisodeOutput = result.payload if result.error is None else EpisodeOutput((), (), result.error)
+        skipped = None if output.skipped is None else {"episode_id": episode_id, "home_seed": home_seed,
+                                                       "error": output.skipped}
+        self.done[result.unit.index] = _Finished(output.outcomes, output.trajectories, skipped, output.thumbnails)
+        self.write()
+
+    @property
+    def tasks(self) -> list[_Task]:
+        return [t for f in self.finished() for t in f.tasks]
+
+    @property
+    def trajectories(self) -> list[Trajectory]:
+        return [t for f in self.finished() for t in f.trajectories]
+
+    @property
+    def skipped(self) -> list[dict[str, Any]]:
+        return [f.skipped for f in self.finished() if f.skipped is not None]
+
+    @property
+    def thumbnails(self) -> dict[str, dict[int, str]]:
+        """Episode id -> frame -> thumbnail, of the episodes that have tasks."""
+        return {f.tasks[0].record.episode_id: f.thumbnails for f in self.finished() if f.tasks}
+
+    def postfix(self) -> dict[str, str]:
+        records = [t.record for t in self.tasks]
+        if not records:
+            return {}
+        stats = findingdory_stats(records)
+        return {"HL": f"{stats.hl_sr:.2f}", "LL": f"{stats.ll_sr:.2f}"}
+
+    def write(self) -> None:
+        self.meta["skipped_episodes"] = self.skipped
+        if self.out is None or self.traj_path is None or self.frames_path is None:
+            return
+        self.stamp_elapsed()
+        write_trajectories(self.traj_path, self.trajectories)  # first: the results never name a missing file
+        write_frames(self.frames_path, self.thumbnails)
+        tasks = self.tasks
+        write_results(self.out, [t.record for t in tasks], [t.to_json() for t in tasks], self.meta)
+
+    def load(self, units: Sequence[WorkUnit]) -> set[str]:
+        """``--resume``: the finished episodes of ``--out`` (same plan and settings, else ConfigError); an episode
+        whose worker was lost runs again."""
+        assert self.out is not None
+        stored = read_results(self.out)
+        check_same_run(self.out, stored.meta, [u.key for u in units], self.meta)
+        self.resumed(stored.meta)
+        tasks: dict[str, list[_Task]] = {}
+        for record, data in zip(stored.records, stored.tasks, strict=True):
+            tasks.setdefault(record.episode_id, []).append(StoredTask(record, dict(data)))
+        skipped = {str(s.get("episode_id")): s for s in stored.meta.get("skipped_episodes") or []
+                   if not str(s.get("error", "")).startswith(WORKER_LOST)}
+        trajectories: dict[str, list[Trajectory]] = {}
+        for t in stored_trajectories(self.out, stored.meta):
+            trajectories.setdefault(t.episode_id.rsplit("/", 1)[0], []).append(t)
+        thumbnails = _stored_frames(self.out, stored.meta)
+        for unit in units:
+            _, episode_id = unit.payload
+            if episode_id in tasks or episode_id in skipped:
+                self.done[unit.index] = _Finished(tuple(tasks.get(episode_id, ())),
+                                                  tuple(trajectories.get(episode_id, ())), skipped.get(episode_id),
+                                                  thumbnails.get(episode_id, {}))
+        return {units[i].key for i in self.done}
+
+
+def _stored_frames(out: Path, meta: dict[str, Any]) -> dict[str, dict[int, str]]:
+    """The thumbnails of a results file's frames file (none if it names none or it is missing: the report then
+    shows those episodes without frames)."""
+    name = meta.get(FRAMES_META_KEY)
+    path = out.parent / name if isinstance(name, str) else None
+    return read_frames(path) if path is not None and path.exists() else {}
+
+
+def episode_units(seed: int, num_episodes: int) -> list[WorkUnit]:
+    """The plan: episode ``<seed>-<k>`` in the home of the k-th draw of ``seed`` (the same homes as a serial run)."""
+    rng = np.random.default_rng(seed)
+    units = []
+    for k in range(num_episodes):
+        home_seed, episode_id = int(rng.integers(0, 2**31 - 1)), f"{seed}-{k}"
+        units.append(WorkUnit(k, episode_id, (home_seed, episode_id)))
+    return units
 
 
 def run_suite(args: argparse.Namespace) -> int:
     started = time.monotonic()
     _check_args(args)
     config = _run_config(args)  # settings first: a bad one fails before any episode runs
+    parallel = parallel_config(args)
     choice = policy_choice(args)
-    policy = build_policy(choice)  # models load and a VLM endpoint is checked here, before any episode
-    home_config = HomeConfig() if args.num_rooms is None else HomeConfig(num_rooms=args.num_rooms)
+    # Built here once to describe it and to fail before any episode (a missing model folder, an unreachable VLM
+    # endpoint); the workers build their own from the same choice.
+    policy = build_policy(choice)
+    home_config = home_config_from_args(args)
     gen_config = FindingDoryGenConfig()
     video = choice.video_encoding()
     meta: dict[str, Any] = {"suite": "findingdory", "source": f"procedural seed={args.seed}", "seed": args.seed,
@@ -506,44 +687,18 @@ def run_suite(args: argparse.Namespace) -> int:
                             "low_level": "pose-goal navigator (occupancy + FMM)", "skipped_episodes": []}
     # The bag's run info is the meta as prepared: the same run gives the same bag whatever --out is.
     recorder = RunRecorder(args.record, run_info=meta) if getattr(args, "record", None) is not None else None
-    files = _side_files(args.out, meta)
-    rng = np.random.default_rng(args.seed)
-    outcomes: list[TaskOutcome] = []
-    trajectories: list[Trajectory] = []
-    thumbnails: dict[str, dict[int, str]] = {}
-    bar = tqdm(range(args.episodes), desc="episodes", unit="ep", disable=args.quiet, file=sys.stderr)
-    with recorder if recorder is not None else contextlib.nullcontext():
-        for k in bar:
-            home_seed = int(rng.integers(0, 2**31 - 1))
-            episode_id = f"{args.seed}-{k}"
-            bag = experience_bag_folder(choice, episode_id)
-            try:
-                episode = run_episode(home_seed, episode_id, config, home_config, gen_config, TASK_TYPES, recorder,
-                                      policy, video, bag)
-            except SceneGenerationError as exc:
-                tqdm.write(f"episode {episode_id} (home {home_seed}) skipped: {exc}", file=sys.stderr)
-                meta["skipped_episodes"].append({"episode_id": episode_id, "home_seed": home_seed,
-                                                 "error": str(exc)})
-                continue
-            outcomes.extend(episode.outcomes)
-            trajectories.extend(episode.trajectories)
-            thumbnails[episode_id] = episode.thumbnails
-            if args.verbose:
-                for outcome in episode.outcomes:
-                    tqdm.write(outcome.line(), file=sys.stderr)
-            if outcomes:
-                stats = findingdory_stats([o.record for o in outcomes])
-                bar.set_postfix(HL=f"{stats.hl_sr:.2f}", LL=f"{stats.ll_sr:.2f}")
-            if args.out is not None and files is not None:
-                meta["elapsed_s"] = round(time.monotonic() - started, 1)
-                write_trajectories(files[0], trajectories)  # first: the results never name a missing file
-                write_frames(files[1], thumbnails)
-                write_results(args.out, [o.record for o in outcomes], [o.to_json() for o in outcomes], meta)
-    bar.close()
-    if not outcomes:
+    run = FindingDoryRun(args.out, meta)
+    units = episode_units(args.seed, args.episodes)
+    todo = plan_run(args, units, meta, run.load)
+    workers = FindingDoryWorkers(config, home_config, gen_config, choice, args.verbose)
+    bag = recorder if recorder is not None else contextlib.nullcontext()
+    with WorkerPool(parallel, workers, max_units=len(todo)) as pool, bag:
+        pool.run(todo, run, recorder=recorder, total=len(units), quiet=args.quiet)
+    tasks = run.tasks
+    if not tasks:
         raise SceneGenerationError(f"no FindingDory task could be generated in {args.episodes} episodes")
-    print(format_table([o.record for o in outcomes]))
-    _print_run_line(args, outcomes, meta, config, time.monotonic() - started)
+    print(format_table([t.record for t in tasks]))
+    _print_run_line(tasks, args.episodes - len(run.skipped), meta, config, time.monotonic() - started)
     if args.out is not None:
         print(f"results: {args.out}")
     if recorder is not None:
@@ -551,12 +706,12 @@ def run_suite(args: argparse.Namespace) -> int:
     if choice.experience_bags is not None:
         print(f"experience bags: {choice.experience_bags}/<episode id>/")
     if args.report is not None:
-        write_findingdory_report(Path(args.report), [o.record for o in outcomes], [o.to_json() for o in outcomes],
-                                 meta, trajectories, thumbnails)
+        write_findingdory_report(Path(args.report), [t.record for t in tasks], [t.to_json() for t in tasks], meta,
+                                 run.trajectories, run.thumbnails)
         print(f"report: {args.report}")
     return 0
 
 
-__all__ = ["EpisodeRun", "FindingDoryRunConfig", "TaskOutcome", "check_episodes_file", "format_table",
-           "high_level_outcome", "navigate", "recorded_goal", "run_episode", "run_suite", "run_task",
-           "task_trajectory"]
+__all__ = ["EpisodeRun", "FindingDoryRun", "FindingDoryRunConfig", "FindingDoryWorkers", "StoredTask", "TaskOutcome",
+           "check_episodes_file", "episode_units", "format_table", "high_level_outcome", "navigate", "recorded_goal",
+           "run_episode", "run_suite", "run_task", "task_trajectory"]

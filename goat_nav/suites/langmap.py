@@ -34,13 +34,14 @@ from goat_core.bench.suite_metrics import (
 )
 from goat_core.errors import EpisodeFormatError
 from goat_core.matching.matcher import MatcherConfig
-from goat_nav.bench_cmd import run_config_from_args
-from goat_nav.runner import EpisodeRunner
+from goat_nav.bench_cmd import home_config_from_args, run_config_from_args
+from goat_nav.episode_worker import GoatWorkerFactory
+from goat_nav.parallel import WorkerPool, parallel_config
+from goat_nav.runner import RunConfig
 from goat_nav.suites.common import (
     base_meta,
     check_suite_args,
     finish,
-    home_config_from_args,
     load_episodes,
     run_episodes,
     stats_rows,
@@ -123,6 +124,14 @@ def run_suite(args: argparse.Namespace) -> int:
     started = time.monotonic()
     check_suite_args(args)
     run_config = run_config_from_args(args)  # settings first: a bad one fails before anything is generated
+    workers = GoatWorkerFactory(run_config, AgentConfig(use_memory=run_config.use_memory), MatcherConfig(),
+                                verbose=args.verbose)
+    # The workers start (and build their agents) while the episodes are generated.
+    with WorkerPool(parallel_config(args), workers, max_units=args.episodes) as pool:
+        return _run(args, run_config, pool, started)
+
+
+def _run(args: argparse.Namespace, run_config: RunConfig, pool: WorkerPool, started: float) -> int:
     if args.episodes_file is not None:
         episodes, source = load_episodes(args), str(args.episodes_file)
     else:
@@ -142,7 +151,6 @@ def run_suite(args: argparse.Namespace) -> int:
         return {"subtasks": [info(r) for r in records], "tables": tables.to_json(),
                 "generator": dataclasses.asdict(LangMapGenConfig())}
 
-    with EpisodeRunner(run_config, AgentConfig(use_memory=run_config.use_memory), MatcherConfig()) as runner:
-        run = run_episodes(args, episodes, runner, meta, annotate, suite_meta)
+    run = run_episodes(args, episodes, pool, meta, annotate, suite_meta)
     tables = langmap_tables(run.records, [str(info(r)["style"]) for r in run.records])
     return finish(args, run, meta, format_tables(tables), started, f"{len(episodes)} sequences")

@@ -27,7 +27,9 @@ from goat_core.bench.results import GroupStats, SubtaskRecord
 from goat_core.bench.suite_metrics import PASTURE_CATEGORIES, PastureRecord, pasture_by_category
 from goat_core.errors import EpisodeFormatError
 from goat_core.matching.matcher import MatcherConfig
-from goat_nav.bench_cmd import run_config_from_args
+from goat_nav.bench_cmd import home_config_from_args, run_config_from_args
+from goat_nav.parallel import WorkerPool, parallel_config
+from goat_nav.runner import RunConfig
 from goat_nav.suites.common import (
     base_meta,
     check_suite_args,
@@ -35,9 +37,10 @@ from goat_nav.suites.common import (
     load_episodes,
     run_episodes,
     stats_rows,
-    suite_runner,
+    suite_workers,
 )
 from sim_bridge.embedded.catalogue import UNCOMMON_CATALOGUE
+from sim_bridge.embedded.furniture_categories import UNCOMMON_MODEL_CATEGORIES
 from sim_bridge.embedded.pasture_gen import (
     EXTRA_CATEGORY,
     EXTRA_TEXT,
@@ -87,7 +90,7 @@ def _generate(args: argparse.Namespace) -> GoatDataset:
         bar.update(1)
 
     dataset = generate_pasture_dataset(args.episodes, args.seed, args.num_rooms, PastureGenConfig(),
-                                       on_home=advance)
+                                       on_home=advance, furniture=home_config_from_args(args))
     bar.close()
     return dataset
 
@@ -96,6 +99,16 @@ def run_suite(args: argparse.Namespace) -> int:
     started = time.monotonic()
     check_suite_args(args)
     run_config = run_config_from_args(args)  # settings first: a bad one fails before anything is generated
+    workers = suite_workers(run_config, AgentConfig(use_memory=run_config.use_memory), MatcherConfig(),
+                            extra_labels=[spec.name for spec in UNCOMMON_CATALOGUE] + sorted(UNCOMMON_MODEL_CATEGORIES),
+                            home_for_scene=home_for_scene,
+                            verbose=args.verbose)
+    # The workers start (and build their agents) while the episodes are generated.
+    with WorkerPool(parallel_config(args), workers) as pool:
+        return _run(args, run_config, pool, started)
+
+
+def _run(args: argparse.Namespace, run_config: RunConfig, pool: WorkerPool, started: float) -> int:
     if args.episodes_file is not None:
         episodes, source, what = load_episodes(args), str(args.episodes_file), ""
     else:
@@ -114,8 +127,6 @@ def run_suite(args: argparse.Namespace) -> int:
                 "by_category": {k: v.to_json() for k, v in by_split.items()}, "overall": overall.to_json(),
                 "generator": dataclasses.asdict(PastureGenConfig())}
 
-    with suite_runner(run_config, AgentConfig(use_memory=run_config.use_memory), MatcherConfig(),
-                      extra_labels=[spec.name for spec in UNCOMMON_CATALOGUE], home_for_scene=home_for_scene) as runner:
-        run = run_episodes(args, episodes, runner, meta, lambda _episode, record: record, suite_meta)
+    run = run_episodes(args, episodes, pool, meta, suite_meta=suite_meta)
     by_split, overall = pasture_tables(pasture_records(run.records, [split(r) for r in run.records]))
     return finish(args, run, meta, format_table(by_split, overall), started, f"{len(episodes)} episodes{what}")

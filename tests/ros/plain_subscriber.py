@@ -1,8 +1,9 @@
 """A plain rclpy subscriber, deliberately written without any goat_nav code: what an outside tool would see.
 
-Waits for one message on each robot-side topic and the map, checks that each is well-formed, prints one JSON
-line with what it found, and exits 0 when everything arrived and was valid (1 otherwise).
-Usage: python plain_subscriber.py TIMEOUT_S
+Waits for one well-formed message on each robot-side topic and the map (a malformed one is reported unless a good
+one follows), prints one JSON line with what it found, and exits 0 when everything arrived and was valid (1
+otherwise).
+Usage: python plain_subscriber.py TIMEOUT_S [MAP_TOPIC]     (MAP_TOPIC default /goat/map)
 """
 
 import json
@@ -66,6 +67,8 @@ TOPICS = {
 
 def main():
     timeout_s = float(sys.argv[1]) if len(sys.argv) > 1 else 60.0
+    if len(sys.argv) > 2:
+        TOPICS[sys.argv[2]] = TOPICS.pop("/goat/map")
     rclpy.init()
     node = rclpy.create_node("plain_subscriber")
     found, errors = {}, {}
@@ -76,19 +79,22 @@ def main():
                 return
             try:
                 found[topic] = check(msg)
+                errors.pop(topic, None)
             except AssertionError as exc:
                 errors[topic] = repr(exc)
         return on_msg
 
     for topic, (msg_type, check) in TOPICS.items():
-        durability = DurabilityPolicy.TRANSIENT_LOCAL if topic == "/goat/map" else DurabilityPolicy.VOLATILE
+        latched = msg_type is OccupancyGrid
+        durability = DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE
         qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=durability)
         node.create_subscription(msg_type, topic, callback(topic, check), qos)
     print("ready", file=sys.stderr, flush=True)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline and len(found) < len(TOPICS):
         rclpy.spin_once(node, timeout_sec=0.1)
-    print(json.dumps({"found": found, "errors": errors, "missing": sorted(set(TOPICS) - set(found))}))
+    print(json.dumps({"found": found, "errors": errors, "missing": sorted(set(TOPICS) - set(found)),
+                      "elapsed_s": round(timeout_s - (deadline - time.monotonic()), 1)}))
     sys.stdout.flush()
     node.destroy_node()
     rclpy.shutdown()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import time
 from typing import Any, Callable
 
@@ -23,3 +25,13 @@ def spin_until(executor: Any, done: Callable[[], bool], timeout_s: float, what: 
     while not done():
         assert time.monotonic() < deadline, f"timed out after {timeout_s} s waiting for {what}"
         executor.spin_once(timeout_sec=0.05)
+
+
+def stop_process(proc: subprocess.Popen[Any], timeout_s: float = 30.0) -> None:
+    """Ctrl-C a child process (a graph, goat-nav view) as a user would; kill it if it does not stop in time."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

@@ -17,7 +17,8 @@ from goat_nav.cli import main  # noqa: E402
 
 @pytest.mark.slow
 def test_bench_ros_writes_the_in_process_results(tmp_path: Path) -> None:
-    common = ["bench", "--episodes", "1", "--seed", "5", "--max-actions", "6", "--quiet"]
+    # Primitive homes: the graph and in-process SPL of furnished homes differ in the 16th digit (see issue 14's note).
+    common = ["bench", "--episodes", "1", "--seed", "5", "--max-actions", "6", "--quiet", "--homes", "primitive"]
     assert main([*common, "--out", str(tmp_path / "local.json")]) == 0
     assert main([*common, "--ros", "--out", str(tmp_path / "graph.json")]) == 0
     local = json.loads((tmp_path / "local.json").read_text())

@@ -196,7 +196,7 @@ def test_a_negative_tolerance_is_refused() -> None:
 
 
 def test_the_robot_bringup_syncs_approximately_and_user_overrides_win() -> None:
-    from goat_ros.graph import bringup_overrides
+    from goat_ros.graph import SIM_SCENE_ID, bringup_overrides
     from goat_ros.params import ControllerParams
 
     assert ControllerParams().sync_tolerance_s == 0.0  # the simulator's exact sets are the default
@@ -204,4 +204,5 @@ def test_the_robot_bringup_syncs_approximately_and_user_overrides_win() -> None:
     assert merged["controller"] == {"sync_tolerance_s": 0.05, "use_memory": False}
     assert bringup_overrides("stretch", {"controller": {"sync_tolerance_s": 0.1}})["controller"] == {
         "sync_tolerance_s": 0.1}
-    assert bringup_overrides("sim", {}) == {}
+    assert bringup_overrides("sim", {}) == {"sim_bridge": {"scene_id": SIM_SCENE_ID}}  # streams at start-up
+    assert bringup_overrides("sim", {"sim_bridge": {"scene_id": ""}}) == {"sim_bridge": {"scene_id": ""}}

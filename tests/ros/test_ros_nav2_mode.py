@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from ros_skip import require_ros, spin_until  # noqa: E402
 require_ros()
 
 import rclpy  # noqa: E402
-from nav2_standin import StandinNavigator, StandinTaskResult  # noqa: E402
+from nav2_standin import RELEASES, StandinNavigator, StandinTaskResult  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.node import Node  # noqa: E402
 
@@ -42,13 +43,16 @@ from goat_stretch.nav2_mode import (  # noqa: E402
     Nav2Outcome,
     instance_footprint_m,
     occupancy_is_free,
+    parse_initial_pose,
 )
 from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_dataset  # noqa: E402
+from sim_bridge.embedded.home import HomeConfig  # noqa: E402
 
-NAV2 = {"motion_mode": "nav2", "nav2_standoff_m": 0.5}
+NAV2 = {"motion_mode": "nav2", "nav2_standoff_m": 0.5, "nav2_initial_pose": "0.0 0.0 0.0"}  # amcl (the default)
 # An object goal whose instance the agent sees during its first scan (checked by the success test).
-EPISODE = generate_dataset(1, 0, config=EpisodeGenConfig(min_subtasks=2, max_subtasks=3,
-                                                            max_start_geodesic_m=5.0)).episodes[0]
+EPISODE = generate_dataset(1, 0, HomeConfig(furniture="primitive"),
+                           config=EpisodeGenConfig(min_subtasks=2, max_subtasks=3,
+                                                   max_start_geodesic_m=5.0)).episodes[0]
 TASK_INDEX = next(i for i, t in enumerate(EPISODE.tasks) if t.modality.value == "object")
 BUDGET = 40
 
@@ -236,6 +240,48 @@ def test_go_to_reports_nav2s_result(navigator: StandinNavigator, outcome: Nav2Ou
     assert goal.header.frame_id == "odom" and (goal.pose.position.x, goal.pose.position.y) == (1.0, 2.0)
     assert quaternion_to_yaw(goal.pose.orientation) == pytest.approx(math.pi / 2)
     assert navigator.cancelled == 0
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_a_rejected_goal_is_rejected_on_every_release(release: str) -> None:
+    # humble and jazzy's goToPose return False for a rejected goal, kilted's None.
+    sender = Nav2GoalSender("odom", StandinNavigator(accept=False, release=release))
+    assert sender.go_to(Pose2D(1.0, 0.0, 0.0)) is Nav2Outcome.REJECTED
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_amcl_is_set_to_the_robots_pose_not_the_map_origin(release: str) -> None:
+    navigator = StandinNavigator(release=release)
+    Nav2GoalSender("odom", navigator, localizer="amcl", initial_pose=Pose2D(2.0, -1.0, 0.5)).wait_until_active()
+    assert navigator.published_initial_poses and None not in navigator.published_initial_poses  # never the origin
+    for pose in navigator.published_initial_poses:
+        assert pose.header.frame_id == "map" and (pose.pose.position.x, pose.pose.position.y) == (2.0, -1.0)
+        assert quaternion_to_yaw(pose.pose.orientation) == pytest.approx(0.5)
+    without = StandinNavigator(release=release)
+    with pytest.raises(GoatError, match="nav2_initial_pose"):
+        Nav2GoalSender("odom", without, localizer="amcl").wait_until_active()
+    assert without.published_initial_poses == [] and without.localizer is None  # refused before waiting
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_robot_localization_is_not_waited_for_on_any_release(release: str) -> None:
+    navigator = StandinNavigator(release=release)
+    sender = Nav2GoalSender("odom", navigator, localizer="robot_localization")
+    sender.wait_until_active()  # humble's own wait for robot_localization/get_state would never return
+    assert sender.ready and "robot_localization" not in navigator.lifecycle_waits
+    assert navigator.published_initial_poses == []
+
+
+@pytest.mark.parametrize(("text", "expected"), [("", None), ("1 2 0.5", Pose2D(1.0, 2.0, 0.5)),
+                                                ("1.5, -2, 3", Pose2D(1.5, -2.0, 3.0))])
+def test_the_initial_pose_parameter_is_parsed(text: str, expected: Pose2D | None) -> None:
+    assert parse_initial_pose(text) == expected
+
+
+@pytest.mark.parametrize("text", ["1 2", "a b c", "1 2 nan"])
+def test_a_bad_initial_pose_parameter_is_refused_naming_it(text: str) -> None:
+    with pytest.raises(GoatError, match=re.escape(repr(text))):
+        parse_initial_pose(text)
 
 
 def test_go_to_cancels_after_the_timeout_and_when_asked() -> None:

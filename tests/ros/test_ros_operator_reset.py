@@ -36,6 +36,7 @@ from goat_ros.graph import NODES, bringup_overrides, params_args, repo_config_di
 from goat_ros.params import EpisodePlayerParams  # noqa: E402
 from goat_stretch.operator_node import CONFIRM_SERVICE, PLACED_SERVICE  # noqa: E402
 from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_dataset  # noqa: E402
+from sim_bridge.embedded.home import HomeConfig  # noqa: E402
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
@@ -48,7 +49,9 @@ def _node(name: str, overrides: dict[str, Any]) -> Any:
 
 def test_the_robot_bringup_resets_through_the_operator_and_the_simulator_is_the_default() -> None:
     assert EpisodePlayerParams().reset_mode == "sim"
-    assert bringup_overrides("stretch", {})["episode_player"] == {"reset_mode": "operator"}
+    # a person places the robot: the reset deadline is longer than the simulator's
+    assert bringup_overrides("stretch", {})["episode_player"] == {"reset_mode": "operator", "reset_timeout_s": 900.0}
+    assert EpisodePlayerParams().reset_timeout_s < 900.0
     assert "episode_player" not in bringup_overrides("bench", {})
 
 
@@ -65,7 +68,8 @@ def test_an_unknown_reset_mode_stops_the_player(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_the_player_waits_for_the_operator_to_place_the_robot(tmp_path: Path) -> None:
-    dataset = generate_dataset(2, 77, config=EpisodeGenConfig(min_subtasks=3, max_subtasks=3))
+    dataset = generate_dataset(2, 77, HomeConfig(furniture="primitive"),  # the modalities below are this dataset's
+                               config=EpisodeGenConfig(min_subtasks=3, max_subtasks=3))
     first, second = dataset.episodes
     assert [t.modality.value for t in first.tasks] == ["image", "object", "description"]
     episodes_file, results_file = tmp_path / "episodes.json", tmp_path / "real.json"

@@ -22,6 +22,7 @@ setup(
             "episode_player = goat_ros.episode_player_node:main",
             "evaluator = goat_ros.evaluator_node:main",
             "recorder = goat_ros.recorder_node:main",
+            "live_view = goat_ros.live_view_node:main",
         ],
     },
 )

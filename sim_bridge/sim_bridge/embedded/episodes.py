@@ -45,11 +45,20 @@ from goat_core.frames import (
 )
 from goat_core.types import GoalModality
 from sim_bridge.embedded.catalogue import CATALOGUE, synonyms
-from sim_bridge.embedded.home import Home, HomeConfig, ObjectSpec, generate_home
+from sim_bridge.embedded.home import (
+    FURNITURE_TAG_PATTERN,
+    Home,
+    HomeConfig,
+    ObjectSpec,
+    furniture_fields,
+    furniture_tag,
+    generate_home,
+    with_furniture_of,
+)
 from sim_bridge.embedded.sim import EmbeddedSim, SimConfig
 
 SCENE_PREFIX = "embedded/home"
-_SCENE_RE = re.compile(r"^embedded/home_s(?P<seed>-?\d+)_r(?P<rooms>\d+)$")
+_SCENE_RE = re.compile(r"^embedded/home_s(?P<seed>-?\d+)_r(?P<rooms>\d+)" + FURNITURE_TAG_PATTERN + "$")
 # Episode field (kept by the loader in GoatEpisode.extra) holding the word a category task uses, by task index.
 CATEGORY_WORDS_FIELD = "category_words"
 
@@ -82,12 +91,20 @@ class EpisodeGenConfig:
             raise SceneGenerationError(f"image_min_coverage must be in (0, 1), got {self.image_min_coverage}")
 
 
+def credits_info(home: Home) -> dict[str, object]:
+    """Episode ``info`` fields crediting a furnished home's models (none for a primitive home: its episodes stay
+    as they were)."""
+    if home.config.furniture == "primitive":
+        return {}
+    return {"furniture": home.config.furniture, "model_credits": home.model_credits()}
+
+
 def scene_id_for(seed: int, home_config: HomeConfig) -> str:
     """The scene id of a generated home; it carries everything needed to generate it again."""
-    if home_config != HomeConfig(num_rooms=home_config.num_rooms):
-        raise SceneGenerationError("only num_rooms can differ from the default HomeConfig in a scene id, got "
-                                   f"{home_config}")
-    return f"{SCENE_PREFIX}_s{seed}_r{home_config.num_rooms}"
+    if home_config != with_furniture_of(home_config, num_rooms=home_config.num_rooms):
+        raise SceneGenerationError("only num_rooms and the furniture can differ from the default HomeConfig in a "
+                                   f"scene id, got {home_config}")
+    return f"{SCENE_PREFIX}_s{seed}_r{home_config.num_rooms}{furniture_tag(home_config)}"
 
 
 def parse_scene_id(scene_id: str) -> tuple[int, HomeConfig]:
@@ -95,9 +112,11 @@ def parse_scene_id(scene_id: str) -> tuple[int, HomeConfig]:
     match = _SCENE_RE.match(scene_id)
     if match is None:
         raise SceneGenerationError(
-            f"scene id {scene_id!r} is not an embedded-simulator scene (expected '{SCENE_PREFIX}_s<seed>_r<rooms>');"
-            " scenes of other simulators need their backend")
-    return int(match["seed"]), HomeConfig(num_rooms=int(match["rooms"]))
+            f"scene id {scene_id!r} is not an embedded-simulator scene (expected '{SCENE_PREFIX}_s<seed>_r<rooms>' "
+            "with '_primitive' or '_f<library>+<library>' after it for other furniture); scenes of other simulators "
+            "need their backend")
+    return int(match["seed"]), HomeConfig(num_rooms=int(match["rooms"]),
+                                          **furniture_fields(match["furniture"]))  # type: ignore[arg-type]
 
 
 def usable_synonyms(category: str) -> tuple[str, ...]:
@@ -377,8 +396,25 @@ def generate_episode(sim: EmbeddedSim, scene_id: str, episode_id: str, rng: np.r
         start_position=_vec3(ros_to_habitat_position([start_xy[0], start_xy[1], 0.0])),
         start_rotation=_quat(yaw_to_habitat_quaternion(start_yaw)),
         tasks=tuple(tasks), goals=goals,
-        info={"geodesic_distance": round(start_geodesic_m, 3), "generator": "goat_nav embedded v1"},
+        info={"geodesic_distance": round(start_geodesic_m, 3), "generator": "goat_nav embedded v1",
+              **credits_info(sim.home)},
         extra={CATEGORY_WORDS_FIELD: words} if words else {})
+
+
+def home_seeds(num_episodes: int, seed: int) -> list[int]:
+    """The home seed of each episode of ``generate_dataset(num_episodes, seed)``, in order."""
+    rng = np.random.default_rng(seed)
+    return [int(rng.integers(0, 2**31 - 1)) for _ in range(num_episodes)]
+
+
+def generate_numbered_episode(seed: int, k: int, home_seed: int, home_config: HomeConfig = HomeConfig(),
+                              config: EpisodeGenConfig = EpisodeGenConfig(),
+                              sim_config: SimConfig = SimConfig()) -> GoatEpisode:
+    """Episode ``k`` of ``generate_dataset(..., seed)`` in its own home (``home_seed = home_seeds(...)[k]``); it
+    depends on nothing else, so episodes can be generated apart (goat-nav bench's workers do)."""
+    scene_id = scene_id_for(home_seed, home_config)
+    with EmbeddedSim(generate_home(home_seed, home_config), sim_config) as sim:
+        return generate_episode(sim, scene_id, f"{seed}-{k}", np.random.default_rng(home_seed), config)
 
 
 def generate_dataset(num_episodes: int, seed: int, home_config: HomeConfig = HomeConfig(),
@@ -387,13 +423,9 @@ def generate_dataset(num_episodes: int, seed: int, home_config: HomeConfig = Hom
     """``num_episodes`` episodes, each in its own home; home seeds are derived from ``seed``."""
     if num_episodes < 1:
         raise SceneGenerationError(f"num_episodes must be >= 1, got {num_episodes}")
-    rng = np.random.default_rng(seed)
     episodes: list[GoatEpisode] = []
-    for k in range(num_episodes):
-        home_seed = int(rng.integers(0, 2**31 - 1))
-        scene_id = scene_id_for(home_seed, home_config)
-        with EmbeddedSim(generate_home(home_seed, home_config), sim_config) as sim:
-            episode = generate_episode(sim, scene_id, f"{seed}-{k}", np.random.default_rng(home_seed), config)
+    for k, home_seed in enumerate(home_seeds(num_episodes, seed)):
+        episode = generate_numbered_episode(seed, k, home_seed, home_config, config, sim_config)
         episodes.append(episode)
         if on_episode is not None:
             on_episode(episode)
@@ -401,4 +433,5 @@ def generate_dataset(num_episodes: int, seed: int, home_config: HomeConfig = Hom
 
 
 __all__ = ["EpisodeGenConfig", "ImageGoalRenderer", "camera_quaternion_habitat", "describe_object",
-           "generate_dataset", "generate_episode", "parse_scene_id", "scene_id_for", "task_goal_text"]
+           "generate_dataset", "generate_episode", "generate_numbered_episode", "home_seeds", "parse_scene_id",
+           "scene_id_for", "task_goal_text"]

@@ -8,13 +8,22 @@ bounding boxes are exact footprints), keeps ``furniture_gap_m`` (more than the r
 other piece and from the walls it does not touch, and stays out of a corridor in front of each door: together
 these keep the free floor of a room in one piece. Small objects stand on receptacle tops.
 
+Furniture (``HomeConfig.furniture``): "furnished" makes every object a real 3D model of the
+Sweet Home 3D libraries (``furnishing``: the model's own size, colour and support surface; categories no model
+stands for are left out, see ``furniture_categories``); "primitive" builds each object of MuJoCo primitives
+after the recipes of ``catalogue`` (the default, until the agent's numbers on furnished homes reach those on
+primitive ones; ``--homes furnished`` on the command line). A furnished home needs Debian's
+``sweethome3d-furniture``; without it, generating one raises FurnitureLibraryError naming the package (never a
+silent fall back to primitives).
+
 Frames: world, x/y horizontal, z up, metres, floor at z = 0. Object frame: see ``catalogue``.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, replace
 from typing import Literal, NamedTuple, Optional, Sequence
 
 import numpy as np
@@ -30,12 +39,16 @@ from sim_bridge.embedded.catalogue import (
     HidingPlace,
     Shape,
 )
+from sim_bridge.embedded.furnishing import Furnisher, ModelChoice, ModelRef, Surface, furnisher, uncommon_catalogue
+from sim_bridge.embedded.furniture_library import DEFAULT_LIBRARIES, LIBRARY_DIR
 
 STRETCH_BASE_RADIUS_M = 0.17  # Hello Robot Stretch base radius, as in the GOAT-Bench agent
 
 Vec2 = tuple[float, float]
 Vec3 = tuple[float, float, float]
 SizeLabel = Literal["small", "medium", "large"]
+FurnitureKind = Literal["furnished", "primitive"]
+FURNITURE_KINDS: tuple[str, ...] = ("furnished", "primitive")
 
 MAX_ROOMS_IN_TWO_ROWS = 6
 DOOR_END_MARGIN_M = 0.3  # a door gap keeps this much wall on both sides of it (no doors in corners)
@@ -76,8 +89,18 @@ class HomeConfig:
     # Uncommon objects: one of each of that many distinct catalogue.UNCOMMON_CATALOGUE categories, on
     # receptacle tops, as many as fit.
     uncommon_objects: int = 0
+    # "furnished": real models of the Sweet Home 3D libraries below (module doc); "primitive": MuJoCo primitives.
+    furniture: FurnitureKind = "primitive"
+    furniture_libraries: tuple[str, ...] = DEFAULT_LIBRARIES  # .sh3f file stems in furniture_dir
+    furniture_dir: str = LIBRARY_DIR
 
     def __post_init__(self) -> None:
+        if self.furniture not in FURNITURE_KINDS:
+            raise SceneGenerationError(f"HomeConfig.furniture must be one of {FURNITURE_KINDS}, got "
+                                       f"{self.furniture!r}")
+        if not self.furniture_libraries or not all(isinstance(n, str) and n for n in self.furniture_libraries):
+            raise SceneGenerationError(f"HomeConfig.furniture_libraries must name at least one library, got "
+                                       f"{self.furniture_libraries!r}")
         _check_positive("robot_radius_m", self.robot_radius_m, above=0.0)
         _check_int_range("num_rooms", self.num_rooms, 3, 9)
         shortest_wall_m = self.door_width_m + 2.0 * DOOR_END_MARGIN_M + self.wall_thickness_m
@@ -92,6 +115,36 @@ class HomeConfig:
         _check_int_range("extra_doors", self.extra_doors, 0, 64)
         _check_int_range("hidden_objects", self.hidden_objects, 0, 32)
         _check_int_range("uncommon_objects", self.uncommon_objects, 0, len(UNCOMMON_CATALOGUE))
+
+
+# The furniture part of a scene id (episodes.scene_id_for): nothing for primitive homes (so episode files written
+# before furnished homes existed rebuild the same homes), "_furnished" (the default libraries), or "_f" + the
+# library names joined by "+".
+FURNITURE_TAG_PATTERN = r"(?P<furniture>_furnished|_f[A-Za-z0-9.+-]+)?"
+
+
+def furniture_tag(config: HomeConfig) -> str:
+    """The scene-id suffix naming a config's furniture (see FURNITURE_TAG_PATTERN)."""
+    if config.furniture == "primitive":
+        return ""
+    if config.furniture_libraries == DEFAULT_LIBRARIES:
+        return "_furnished"
+    return "_f" + "+".join(config.furniture_libraries)
+
+
+def furniture_fields(tag: Optional[str], base: Optional[HomeConfig] = None) -> dict[str, object]:
+    """HomeConfig fields of a scene-id suffix written by :func:`furniture_tag` (the library folder of ``base``)."""
+    base = base if base is not None else HomeConfig()
+    if not tag:
+        return {"furniture": "primitive", "furniture_dir": base.furniture_dir}
+    libraries = DEFAULT_LIBRARIES if tag == "_furnished" else tuple(tag[2:].split("+"))
+    return {"furniture": "furnished", "furniture_libraries": libraries, "furniture_dir": base.furniture_dir}
+
+
+def with_furniture_of(config: HomeConfig, **fields: object) -> HomeConfig:
+    """A HomeConfig of ``fields`` that keeps the furniture settings of ``config``."""
+    return HomeConfig(furniture=config.furniture, furniture_libraries=config.furniture_libraries,
+                      furniture_dir=config.furniture_dir, **fields)  # type: ignore[arg-type]
 
 
 def _check_int_range(name: str, value: object, lo: int, hi: int) -> None:
@@ -188,7 +241,9 @@ class ObjectSpec:
     bbox_min_m: Vec3
     bbox_max_m: Vec3
     is_receptacle: bool
-    parts: tuple[Part, ...]
+    parts: tuple[Part, ...]  # primitives of a primitive home; () for a model
+    model: Optional[ModelRef] = None  # the 3D model of a furnished home (furnishing), None for primitives
+    hidden_in: Optional[str] = None  # "inside" / "under" its receptacle for a hidden object (PASTURE), else None
 
 
 @dataclass(frozen=True)
@@ -218,6 +273,14 @@ class Home:
                 return obj
         raise SceneGenerationError(f"home {self.seed} has no object {object_id!r}")
 
+    def model_credits(self) -> list[dict[str, str]]:
+        """One row per 3D model the home uses (library, model id, name, creator, licence), sorted, no repeats."""
+        rows = {(o.model.library, o.model.model_id): {"library": o.model.library, "model_id": o.model.model_id,
+                                                      "name": o.model.name, "creator": o.model.creator,
+                                                      "licence": o.model.licence}
+                for o in self.objects if o.model is not None}
+        return [rows[k] for k in sorted(rows)]
+
     def hidden_relation(self, obj: ObjectSpec) -> Optional[str]:
         """"inside" or "under" for an object in a hiding place of its receptacle (HomeConfig.hidden_objects).
 
@@ -226,6 +289,8 @@ class Home:
         if obj.receptacle_id is None:
             return None
         holder = self.object(obj.receptacle_id)
+        if holder.model is not None:  # a model's support surface may lie below its top (shelves): ask the object
+            return obj.hidden_in
         place = HIDING_PLACES.get(holder.category)
         below_top = obj.bbox_min_m[2] < holder.bbox_max_m[2] - 1e-6
         return place.relation if place is not None and below_top else None
@@ -257,6 +322,12 @@ class _Placed:
     size_m: Vec3
     quarter_turns: int
     scale: float  # position in the category's size range, 0 = smallest
+    choice: Optional[ModelChoice] = None  # the model of a furnished home
+
+    @property
+    def top_m(self) -> float:
+        """Height small objects stand at: the model's support surface, or the top of a primitive box."""
+        return self.z0_m + (self.choice.support_m if self.choice is not None else self.size_m[2])
 
 
 class _Furniture(NamedTuple):
@@ -277,6 +348,7 @@ def generate_home(seed: int, config: HomeConfig = HomeConfig()) -> Home:
     """A furnished home; the same seed and config give the same home."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise SceneGenerationError(f"home seed must be a non-negative integer, got {seed!r}")
+    fur = furnisher(config.furniture_libraries, config.furniture_dir) if config.furniture == "furnished" else None
     rng = np.random.default_rng(seed)
     plan = _floor_plan(rng, config)
     rooms = _rooms(rng, plan, config)
@@ -284,20 +356,25 @@ def generate_home(seed: int, config: HomeConfig = HomeConfig()) -> Home:
     walls = _walls(plan, doors, config)
     objects: list[ObjectSpec] = []
     pieces: list[_Furniture] = []
+    used: Counter[str] = Counter()  # model keys of a furnished home: a second instance looks unlike the first
     for room in rooms:
         keepouts = _door_corridors(room, doors, config)
-        furniture = _furnish_room(rng, room, keepouts, config)
+        furniture = _furnish_room(rng, room, keepouts, config, fur, used)
+        used.update(_model_keys(furniture))
         for piece in furniture:
-            receptacle = _number(rng, piece, room, None, len(objects) + 1)
+            receptacle = _number(rng, piece, room, None, len(objects) + 1, fur)
             objects.append(receptacle)
             pieces.append(_Furniture(room, piece, receptacle))
             if piece.spec.is_receptacle:
-                for small in _dress_receptacle(rng, piece, room, config):
-                    objects.append(_number(rng, small, room, receptacle.object_id, len(objects) + 1))
+                dressed = _dress_receptacle(rng, piece, room, config, fur, used)
+                used.update(_model_keys(dressed))
+                for small in dressed:
+                    objects.append(_number(rng, small, room, receptacle.object_id, len(objects) + 1, fur))
     if config.hidden_objects:
-        _hide_objects(np.random.default_rng([seed, HIDDEN_STREAM]), pieces, objects, config.hidden_objects)
+        _hide_objects(np.random.default_rng([seed, HIDDEN_STREAM]), pieces, objects, config.hidden_objects, fur)
     if config.uncommon_objects:
-        _add_uncommon(np.random.default_rng([seed, UNCOMMON_STREAM]), pieces, objects, config.uncommon_objects)
+        _add_uncommon(np.random.default_rng([seed, UNCOMMON_STREAM]), pieces, objects, config.uncommon_objects,
+                      fur)
     return Home(seed=seed, config=config, rooms=tuple(rooms), doors=tuple(doors), walls=tuple(walls),
                 objects=tuple(objects))
 
@@ -421,17 +498,32 @@ def _door_corridors(room: Room, doors: list[Door], config: HomeConfig) -> list[_
 # ---------------------------------------------------------------- furniture
 
 
+def _model_keys(placed: Sequence[_Placed]) -> list[str]:
+    return [p.choice.ref.key for p in placed if p.choice is not None]
+
+
+def _fresh(pool: list[CategorySpec], fur: Optional[Furnisher], used: Counter[str]) -> list[CategorySpec]:
+    """A furnished home's categories with a model it does not use yet, when there are any: identical models
+    in one home can only be told apart by their room or neighbours, which descriptions and image goals then
+    hinge on; the whole pool otherwise (and always for primitive homes)."""
+    if fur is None:
+        return pool
+    return [c for c in pool if fur.has_unused(c.name, used)] or pool
+
+
 def _furnish_room(rng: np.random.Generator, room: Room, keepouts: list[_Rect],
-                  config: HomeConfig) -> list[_Placed]:
+                  config: HomeConfig, fur: Optional[Furnisher], used: Counter[str]) -> list[_Placed]:
     """Greedy placement of the drawn number of pieces; the whole room is redrawn when too few fit."""
     lo, hi = config.furniture_per_room
-    allowed = [c for c in CATALOGUE if c.placement != "receptacle" and room.room_type in c.room_types]
+    allowed = [c for c in CATALOGUE if c.placement != "receptacle" and room.room_type in c.room_types
+               and (fur is None or fur.has(c.name))]
     placed: list[_Placed] = []
     for _ in range(ROOM_ATTEMPTS):
         wanted = int(rng.integers(lo, hi + 1))
         placed = []
         for _ in range(wanted):
-            piece = _place_one_piece(rng, room, keepouts, placed, allowed, config)
+            piece = _place_one_piece(rng, room, keepouts, placed, allowed, config, fur,
+                                     used + Counter(_model_keys(placed)))
             if piece is not None:
                 placed.append(piece)
         if len(placed) >= lo:
@@ -444,7 +536,8 @@ def _furnish_room(rng: np.random.Generator, room: Room, keepouts: list[_Rect],
 
 
 def _place_one_piece(rng: np.random.Generator, room: Room, keepouts: list[_Rect], placed: list[_Placed],
-                     allowed: list[CategorySpec], config: HomeConfig) -> Optional[_Placed]:
+                     allowed: list[CategorySpec], config: HomeConfig,
+                     fur: Optional[Furnisher], used: Counter[str]) -> Optional[_Placed]:
     """Try categories and poses until one fits.
 
     The room's signature piece goes first while the room is empty enough, then a receptacle so that small
@@ -461,15 +554,27 @@ def _place_one_piece(rng: np.random.Generator, room: Room, keepouts: list[_Rect]
             pool = preferred
         if not pool:
             return None
+        pool = _fresh(pool, fur, used)
         spec = pool[int(rng.integers(len(pool)))]
-        scale = float(rng.uniform())
-        size = _size(spec, scale)
+        size, scale, choice = _draw(rng, spec, fur, used)
         quarter, footprint = _floor_pose(rng, spec, size, room, config)
         if footprint is None or any(footprint.overlaps(k) for k in keepouts):
             continue
         if all(footprint.gap_to(p.footprint) >= config.furniture_gap_m for p in placed):
-            return _Placed(spec, footprint, 0.0, size, quarter, scale)
+            return _Placed(spec, footprint, 0.0, size, quarter, scale, choice)
     return None
+
+
+def _draw(rng: np.random.Generator, spec: CategorySpec, fur: Optional[Furnisher],
+          used: Optional[Counter[str]] = None) -> tuple[Vec3, float, Optional[ModelChoice]]:
+    """Size, position in the size range and model of a new object: a model of a furnished home keeps its own
+    size (one the home uses least, see ``Furnisher.choose``); a primitive object's size is drawn uniformly from
+    its category's range."""
+    if fur is not None:
+        choice = fur.choose(rng, spec, used if used is not None else Counter())
+        return choice.size_m, choice.scale, choice
+    scale = float(rng.uniform())
+    return _size(spec, scale), scale, None
 
 
 def _size(spec: CategorySpec, scale: float) -> Vec3:
@@ -524,21 +629,25 @@ def _uniform_or_none(rng: np.random.Generator, lo: float, hi: float) -> Optional
 
 
 def _dress_receptacle(rng: np.random.Generator, receptacle: _Placed, room: Room,
-                      config: HomeConfig) -> list[_Placed]:
-    """Small objects on the receptacle's top, as many of the drawn count as fit without touching."""
+                      config: HomeConfig, fur: Optional[Furnisher], used: Counter[str]) -> list[_Placed]:
+    """Small objects on the receptacle's top, as many of the drawn count as fit without touching.
+
+    On a model, an object must also rest on its support surface and fit under whatever is above it.
+    """
     lo, hi = config.small_objects_per_receptacle
     wanted = int(rng.integers(lo, hi + 1))
     allowed = [c for c in CATALOGUE if c.placement == "receptacle" and room.room_type in c.room_types
-               and (not c.supports or receptacle.spec.name in c.supports)]
+               and (not c.supports or receptacle.spec.name in c.supports) and (fur is None or fur.has(c.name))]
     top = receptacle.footprint
     m = SURFACE_MARGIN_M
     placed: list[_Placed] = []
     for _ in range(wanted * 10):
         if len(placed) == wanted or not allowed:
             break
-        spec = allowed[int(rng.integers(len(allowed)))]
-        scale = float(rng.uniform())
-        size = _size(spec, scale)
+        so_far = used + Counter(_model_keys(placed))
+        fresh = _fresh(allowed, fur, so_far)
+        spec = fresh[int(rng.integers(len(fresh)))]
+        size, scale, choice = _draw(rng, spec, fur, so_far)
         quarter = int(rng.integers(4))
         hx, hy = (size[1] / 2, size[0] / 2) if quarter % 2 else (size[0] / 2, size[1] / 2)
         x = _uniform_or_none(rng, top.x0 + m + hx, top.x1 - m - hx)
@@ -546,9 +655,22 @@ def _dress_receptacle(rng: np.random.Generator, receptacle: _Placed, room: Room,
         if x is None or y is None:
             continue
         rect = _Rect(x - hx, y - hy, x + hx, y + hy)
+        if receptacle.choice is not None and fur is not None \
+                and not _rests_on(fur.surface(receptacle.choice), receptacle, rect, size[2]):
+            continue
         if all(rect.gap_to(p.footprint) >= m for p in placed):
-            placed.append(_Placed(spec, rect, receptacle.z0_m + receptacle.size_m[2], size, quarter, scale))
+            placed.append(_Placed(spec, rect, receptacle.top_m, size, quarter, scale, choice))
     return placed
+
+
+def _rests_on(surface: Surface, receptacle: _Placed, rect: _Rect, height_m: float) -> bool:
+    """True when a world rectangle on a model receptacle lies on ``surface`` with ``height_m`` free above."""
+    f = receptacle.footprint
+    cx, cy = (f.x0 + f.x1) / 2.0, (f.y0 + f.y1) / 2.0
+    back = (4 - receptacle.quarter_turns) % 4  # world -> object frame
+    corners = [_quarter_turn(x - cx, y - cy, back) for x in (rect.x0, rect.x1) for y in (rect.y0, rect.y1)]
+    xs, ys = [c[0] for c in corners], [c[1] for c in corners]
+    return surface.fits((min(xs), min(ys)), (max(xs), max(ys)), height_m)
 
 
 # ---------------------------------------------------------------- PASTURE additions
@@ -567,12 +689,15 @@ def _compartment(piece: _Placed, place: HidingPlace) -> tuple[_Rect, float, floa
 
 
 def _fit_small(rng: np.random.Generator, spec: CategorySpec, area: _Rect, z0_m: float, max_height_m: float,
-               taken: Sequence[_Rect]) -> Optional[_Placed]:
-    """A pose of ``spec`` in ``area`` (margins kept, clear of ``taken``) no taller than the space, or None."""
+               taken: Sequence[_Rect], fur: Optional[Furnisher],
+               support: Optional[tuple[Surface, _Placed]] = None) -> Optional[_Placed]:
+    """A pose of ``spec`` in ``area`` (margins kept, clear of ``taken``) no taller than the space, or None.
+
+    ``support``: a surface of a model and the piece it belongs to; the object must rest on it and fit under it.
+    """
     m = SURFACE_MARGIN_M
     for _ in range(10):
-        scale = float(rng.uniform())
-        size = _size(spec, scale)
+        size, scale, choice = _draw(rng, spec, fur)
         quarter = int(rng.integers(4))
         hx, hy = (size[1] / 2, size[0] / 2) if quarter % 2 else (size[0] / 2, size[1] / 2)
         x = _uniform_or_none(rng, area.x0 + m + hx, area.x1 - m - hx)
@@ -580,13 +705,15 @@ def _fit_small(rng: np.random.Generator, spec: CategorySpec, area: _Rect, z0_m: 
         if x is None or y is None or size[2] > max_height_m - m:
             continue
         rect = _Rect(x - hx, y - hy, x + hx, y + hy)
+        if support is not None and not _rests_on(support[0], support[1], rect, size[2]):
+            continue
         if all(rect.gap_to(other) >= m for other in taken):
-            return _Placed(spec, rect, z0_m, size, quarter, scale)
+            return _Placed(spec, rect, z0_m, size, quarter, scale, choice)
     return None
 
 
 def _hide_objects(rng: np.random.Generator, pieces: Sequence[_Furniture], objects: list[ObjectSpec],
-                  wanted: int) -> None:
+                  wanted: int, fur: Optional[Furnisher]) -> None:
     """Append up to ``wanted`` small objects in the hiding places of the furniture, up to two per piece.
 
     Even-numbered ones take a category the home has nowhere else (PASTURE "hidden": only the hidden instance
@@ -597,38 +724,50 @@ def _hide_objects(rng: np.random.Generator, pieces: Sequence[_Furniture], object
     hidden: set[str] = set()  # categories hidden so far: each at most once
     for k in rng.permutation(len(places)):
         piece = places[int(k)]
-        area, z0, z1 = _compartment(piece.placed, HIDING_PLACES[piece.placed.spec.name])
+        place = HIDING_PLACES[piece.placed.spec.name]
+        area, z0, z1 = _compartment(piece.placed, place)
+        support: Optional[tuple[Surface, _Placed]] = None
+        if fur is not None and piece.placed.choice is not None:  # the model's own floor in the compartment
+            surface = fur.compartment_surface(piece.placed.choice, place.lo, place.hi)
+            if surface is None:
+                continue
+            support, z0, z1 = (surface, piece.placed), piece.placed.z0_m + surface.support_m, math.inf
         taken: list[_Rect] = []
         while len(hidden) < wanted and len(taken) < HIDDEN_PER_PLACE:
             want_shown = len(hidden) % 2 == 1
             pool = [c for c in CATALOGUE if c.placement == "receptacle" and c.name not in hidden
-                    and (c.name in shown) == want_shown]
+                    and (c.name in shown) == want_shown and (fur is None or fur.has(c.name))]
             pool = [c for c in pool if piece.room.room_type in c.room_types] or pool
             small = next((s for j in rng.permutation(len(pool))
-                          if (s := _fit_small(rng, pool[int(j)], area, z0, z1 - z0, taken)) is not None), None)
+                          if (s := _fit_small(rng, pool[int(j)], area, z0, z1 - z0, taken, fur, support))
+                          is not None), None)
             if small is None:
                 break
-            objects.append(_number(rng, small, piece.room, piece.spec.object_id, len(objects) + 1))
+            objects.append(replace(_number(rng, small, piece.room, piece.spec.object_id, len(objects) + 1, fur),
+                                   hidden_in=place.relation))
             hidden.add(small.spec.name)
             taken.append(small.footprint)
 
 
 def _add_uncommon(rng: np.random.Generator, pieces: Sequence[_Furniture], objects: list[ObjectSpec],
-                  wanted: int) -> None:
+                  wanted: int, fur: Optional[Furnisher]) -> None:
     """Append one object of each of up to ``wanted`` uncommon categories, on receptacle tops with room."""
     tops = [p for p in pieces if p.placed.spec.is_receptacle]
     if not tops:
         return
-    for k in rng.permutation(len(UNCOMMON_CATALOGUE))[:wanted]:
-        spec = UNCOMMON_CATALOGUE[int(k)]
+    catalogue = UNCOMMON_CATALOGUE if fur is None else uncommon_catalogue(fur)
+    for k in rng.permutation(len(catalogue))[:wanted]:
+        spec = catalogue[int(k)]
         for j in rng.permutation(len(tops)):
             piece = tops[int(j)]
-            top_z = piece.placed.z0_m + piece.placed.size_m[2]
+            top_z = piece.placed.top_m
             taken = [_Rect(o.bbox_min_m[0], o.bbox_min_m[1], o.bbox_max_m[0], o.bbox_max_m[1]) for o in objects
                      if o.receptacle_id == piece.spec.object_id and abs(o.bbox_min_m[2] - top_z) < 1e-6]
-            small = _fit_small(rng, spec, piece.placed.footprint, top_z, math.inf, taken)
+            on_model = (fur.surface(piece.placed.choice), piece.placed) \
+                if fur is not None and piece.placed.choice is not None else None
+            small = _fit_small(rng, spec, piece.placed.footprint, top_z, math.inf, taken, fur, on_model)
             if small is not None:
-                objects.append(_number(rng, small, piece.room, piece.spec.object_id, len(objects) + 1))
+                objects.append(_number(rng, small, piece.room, piece.spec.object_id, len(objects) + 1, fur))
                 break
 
 
@@ -636,7 +775,7 @@ def _add_uncommon(rng: np.random.Generator, pieces: Sequence[_Furniture], object
 
 
 def _number(rng: np.random.Generator, piece: _Placed, room: Room, receptacle_id: Optional[str],
-            instance_id: int) -> ObjectSpec:
+            instance_id: int, fur: Optional[Furnisher] = None) -> ObjectSpec:
     spec = piece.spec
     f = piece.footprint
     lo = (f.x0, f.y0, piece.z0_m)
@@ -644,13 +783,19 @@ def _number(rng: np.random.Generator, piece: _Placed, room: Room, receptacle_id:
     centre = _add(lo, hi, 1.0, 0.5)
     yaw = math.atan2(math.sin(piece.quarter_turns * math.pi / 2), math.cos(piece.quarter_turns * math.pi / 2))
     label: SizeLabel = "small" if piece.scale < 1 / 3 else "medium" if piece.scale < 2 / 3 else "large"
+    if piece.choice is not None and fur is not None:  # a model: its own looks, no primitives
+        colour, material = fur.appearance(piece.choice, spec, small=receptacle_id is not None)
+        parts: tuple[Part, ...] = ()
+        model: Optional[ModelRef] = piece.choice.ref
+    else:
+        colour = str(spec.colours[int(rng.integers(len(spec.colours)))])
+        material = str(spec.materials[int(rng.integers(len(spec.materials)))])
+        parts, model = _world_parts(spec, piece.size_m, centre, piece.z0_m, piece.quarter_turns), None
     return ObjectSpec(
-        object_id=f"obj_{instance_id:03d}", instance_id=instance_id, category=spec.name,
-        colour=str(spec.colours[int(rng.integers(len(spec.colours)))]),
-        material=str(spec.materials[int(rng.integers(len(spec.materials)))]),
-        size_label=label, room_id=room.room_id, room_type=room.room_type, receptacle_id=receptacle_id,
-        position_m=centre, yaw_rad=yaw, bbox_min_m=lo, bbox_max_m=hi, is_receptacle=spec.is_receptacle,
-        parts=_world_parts(spec, piece.size_m, centre, piece.z0_m, piece.quarter_turns),
+        object_id=f"obj_{instance_id:03d}", instance_id=instance_id, category=spec.name, colour=colour,
+        material=material, size_label=label, room_id=room.room_id, room_type=room.room_type,
+        receptacle_id=receptacle_id, position_m=centre, yaw_rad=yaw, bbox_min_m=lo, bbox_max_m=hi,
+        is_receptacle=spec.is_receptacle, parts=parts, model=model,
     )
 
 

@@ -43,7 +43,7 @@ from goat_core.bench.langmap import EXTRA_LEVELS, EXTRA_TARGET_IDS, EXTRA_TEXTS
 from goat_core.bench.suite_metrics import LANGMAP_LEVELS
 from goat_core.errors import SceneGenerationError
 from goat_core.types import GoalModality
-from sim_bridge.embedded.episodes import scene_id_for
+from sim_bridge.embedded.episodes import credits_info, scene_id_for
 from sim_bridge.embedded.home import Home, HomeConfig, ObjectSpec, generate_home
 from sim_bridge.embedded.sim import EmbeddedSim, SimConfig
 from sim_bridge.embedded.suite_gen import (
@@ -392,7 +392,8 @@ def generate_langmap_episode(sim: EmbeddedSim, scene_id: str, episode_id: str, r
     return GoatEpisode(
         episode_id=episode_id, scene_id=scene_id, start_position=start.position, start_rotation=start.rotation,
         tasks=tasks, goals=table,
-        info={"geodesic_distance": round(start.geodesic_m, 3), "generator": GENERATOR},
+        info={"geodesic_distance": round(start.geodesic_m, 3), "generator": GENERATOR,
+                             **credits_info(sim.home)},
         extra={
             EXTRA_LEVELS: {str(i): g.level for i, g in enumerate(sequence)},
             EXTRA_TEXTS: {str(i): g.text for i, g in enumerate(sequence)},

@@ -17,9 +17,13 @@ import skfmm
 from scipy import ndimage
 
 from goat_core.errors import SceneGenerationError, UnreachableGoalError
+from sim_bridge.embedded.furnishing import furnisher
 from sim_bridge.embedded.home import Home, ObjectSpec
 
 DEFAULT_GRID_RESOLUTION_M = 0.05
+# Models: only their faces up to this height block the robot (the Stretch is 1.41 m tall; the agent's map counts
+# depth points up to 1.5 m as obstacles). Primitive objects block their whole bounding box.
+MODEL_OBSTACLE_HEIGHT_M = 1.5
 PointLike = Union[Sequence[float], np.ndarray]
 GRID_PAD_CELLS = 2  # blocked border around the home, so every free cell has all its neighbours in the grid
 
@@ -61,7 +65,8 @@ class NavGrid:
     @classmethod
     def from_home(cls, home: Home, resolution_m: float = DEFAULT_GRID_RESOLUTION_M,
                   robot_radius_m: Optional[float] = None) -> NavGrid:
-        """Walls, the outside and the footprints of objects standing on the floor are obstacles."""
+        """Walls, the outside and the footprints of objects standing on the floor are obstacles (a model's
+        footprint: the cells under its faces up to MODEL_OBSTACLE_HEIGHT_M; a primitive's: its bounding box)."""
         if not (math.isfinite(resolution_m) and resolution_m > 0.0):
             raise SceneGenerationError(f"grid resolution_m must be a positive number, got {resolution_m!r}")
         pad = GRID_PAD_CELLS * resolution_m
@@ -80,7 +85,13 @@ class NavGrid:
             raster.fill(wall, box.min_m[0], box.min_m[1], box.max_m[0], box.max_m[1])
         obstacle = wall.copy()
         for obj in home.objects:
-            if obj.receptacle_id is None:
+            if obj.receptacle_id is not None:
+                continue
+            if obj.model is not None:
+                fur = furnisher(home.config.furniture_libraries, home.config.furniture_dir)
+                raster.mark(obstacle, fur.footprint_xy(obj.model, obj.position_m, obj.yaw_rad,
+                                                       MODEL_OBSTACLE_HEIGHT_M))
+            else:
                 (x0, y0, _), (x1, y1, _) = obj.bbox_min_m, obj.bbox_max_m
                 raster.fill(obstacle, x0, y0, x1, y1)
         radius = home.config.robot_radius_m if robot_radius_m is None else robot_radius_m
@@ -208,6 +219,12 @@ class _Rasteriser:
         r0 = max(math.floor((y0 - self._origin[1]) / self._res), 0)
         r1 = min(math.ceil((y1 - self._origin[1]) / self._res), self._rows)
         grid[r0:r1, c0:c1] = True
+
+    def mark(self, grid: np.ndarray, points_xy_m: np.ndarray) -> None:
+        """Marks the cells holding the (N, 2) points."""
+        cells = np.floor((np.asarray(points_xy_m).reshape(-1, 2) - self._origin) / self._res).astype(np.int64)
+        ok = (cells[:, 0] >= 0) & (cells[:, 0] < self._cols) & (cells[:, 1] >= 0) & (cells[:, 1] < self._rows)
+        grid[cells[ok, 1], cells[ok, 0]] = True
 
 
 def _largest_component(free: np.ndarray) -> np.ndarray:

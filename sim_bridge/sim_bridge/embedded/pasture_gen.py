@@ -42,8 +42,18 @@ from goat_core.bench.suite_metrics import PASTURE_CATEGORIES
 from goat_core.errors import SceneGenerationError
 from goat_core.types import GoalModality
 from sim_bridge.embedded.catalogue import UNCOMMON_CATEGORIES
-from sim_bridge.embedded.episodes import parse_scene_id
-from sim_bridge.embedded.home import Home, HomeConfig, ObjectSpec, generate_home
+from sim_bridge.embedded.episodes import credits_info, parse_scene_id
+from sim_bridge.embedded.furniture_categories import UNCOMMON_MODEL_CATEGORIES
+from sim_bridge.embedded.home import (
+    FURNITURE_TAG_PATTERN,
+    Home,
+    HomeConfig,
+    ObjectSpec,
+    furniture_fields,
+    furniture_tag,
+    generate_home,
+    with_furniture_of,
+)
 from sim_bridge.embedded.sim import EmbeddedSim, SimConfig
 from sim_bridge.embedded.suite_gen import (
     check_positive,
@@ -57,7 +67,10 @@ from sim_bridge.embedded.suite_gen import (
 )
 
 PASTURE_SCENE_PREFIX = "embedded/pasture"
-_SCENE_RE = re.compile(r"^embedded/pasture_s(?P<seed>\d+)_r(?P<rooms>\d+)_h(?P<hidden>\d+)_u(?P<uncommon>\d+)$")
+# Uncommon categories of primitive homes (catalogue) and of furnished ones (models no category covers).
+UNCOMMON_NAMES = frozenset(UNCOMMON_CATEGORIES) | frozenset(UNCOMMON_MODEL_CATEGORIES)
+_SCENE_RE = re.compile(r"^embedded/pasture_s(?P<seed>\d+)_r(?P<rooms>\d+)_h(?P<hidden>\d+)_u(?P<uncommon>\d+)"
+                       + FURNITURE_TAG_PATTERN + "$")
 EXTRA_CATEGORY = "pasture_category"  # GoatEpisode.extra: the PASTURE split of the episode's one task
 EXTRA_TEXT = "pasture_text"  # GoatEpisode.extra: the words given to the agent
 EXTRA_VISIBLE_FRACTION = "pasture_visible_fraction"  # hidden targets: share of furniture view points seeing it
@@ -93,9 +106,10 @@ class PastureGenConfig:
         check_start_range(owner, self.min_start_geodesic_m, self.max_start_geodesic_m, self.start_attempts)
         HomeConfig(hidden_objects=self.hidden_objects, uncommon_objects=self.uncommon_objects)  # range checks
 
-    def home_config(self, num_rooms: int) -> HomeConfig:
-        return HomeConfig(num_rooms=num_rooms, hidden_objects=self.hidden_objects,
-                          uncommon_objects=self.uncommon_objects)
+    def home_config(self, num_rooms: int, furniture: HomeConfig = HomeConfig()) -> HomeConfig:
+        """The home settings of a PASTURE home; the furniture settings come from ``furniture``."""
+        return with_furniture_of(furniture, num_rooms=num_rooms, hidden_objects=self.hidden_objects,
+                                 uncommon_objects=self.uncommon_objects)
 
 
 @dataclass(frozen=True)
@@ -115,13 +129,13 @@ class PastureTarget:
 
 def pasture_scene_id(seed: int, home_config: HomeConfig) -> str:
     """The scene id of a PASTURE home; only the room count and the PASTURE fields may differ from defaults."""
-    plain = HomeConfig(num_rooms=home_config.num_rooms, hidden_objects=home_config.hidden_objects,
-                       uncommon_objects=home_config.uncommon_objects)
+    plain = with_furniture_of(home_config, num_rooms=home_config.num_rooms,
+                              hidden_objects=home_config.hidden_objects, uncommon_objects=home_config.uncommon_objects)
     if home_config != plain:
-        raise SceneGenerationError(f"a PASTURE scene id holds num_rooms, hidden_objects and uncommon_objects only; "
-                                   f"got {home_config}")
+        raise SceneGenerationError(f"a PASTURE scene id holds num_rooms, hidden_objects, uncommon_objects and the "
+                                   f"furniture only; got {home_config}")
     return (f"{PASTURE_SCENE_PREFIX}_s{seed}_r{home_config.num_rooms}_h{home_config.hidden_objects}"
-            f"_u{home_config.uncommon_objects}")
+            f"_u{home_config.uncommon_objects}{furniture_tag(home_config)}")
 
 
 def parse_pasture_scene_id(scene_id: str) -> tuple[int, HomeConfig]:
@@ -131,7 +145,8 @@ def parse_pasture_scene_id(scene_id: str) -> tuple[int, HomeConfig]:
         raise SceneGenerationError(f"scene id {scene_id!r} is not a PASTURE home of the embedded simulator "
                                    f"(expected '{PASTURE_SCENE_PREFIX}_s<seed>_r<rooms>_h<hidden>_u<uncommon>')")
     return int(match["seed"]), HomeConfig(num_rooms=int(match["rooms"]), hidden_objects=int(match["hidden"]),
-                                          uncommon_objects=int(match["uncommon"]))
+                                          uncommon_objects=int(match["uncommon"]),
+                                          **furniture_fields(match["furniture"]))  # type: ignore[arg-type]
 
 
 def home_for_scene(scene_id: str) -> Home:
@@ -193,7 +208,7 @@ class _Finder:
         return (ring[seen] if seen.any() else None), float(seen.mean())
 
     def ordinary(self, obj: ObjectSpec) -> bool:
-        return obj.category not in UNCOMMON_CATEGORIES and self.home.hidden_relation(obj) is None
+        return obj.category not in UNCOMMON_NAMES and self.home.hidden_relation(obj) is None
 
     def unique_among_kin(self, obj: ObjectSpec, key: Callable[[ObjectSpec], object]) -> bool:
         mine = key(obj)
@@ -205,7 +220,7 @@ class _Finder:
         home, near = self.home, self.config.near_radius_m
         alone = self.count[obj.category] == 1
         if split == "uncommon":
-            return obj.category if obj.category in UNCOMMON_CATEGORIES else None
+            return obj.category if obj.category in UNCOMMON_NAMES else None
         if split.startswith("hidden"):
             relation = home.hidden_relation(obj)
             if relation is None or alone != (split == "hidden"):
@@ -274,7 +289,8 @@ def _episode(sim: EmbeddedSim, scene_id: str, episode_id: str, target: PastureTa
     return GoatEpisode(episode_id=episode_id, scene_id=scene_id, start_position=start.position,
                        start_rotation=start.rotation, tasks=(task,),
                        goals={goals_key(scene_id, obj.category): (goal,)},
-                       info={"geodesic_distance": round(start.geodesic_m, 3), "generator": GENERATOR},
+                       info={"geodesic_distance": round(start.geodesic_m, 3), "generator": GENERATOR,
+                             **credits_info(sim.home)},
                        extra=extra)
 
 
@@ -288,13 +304,15 @@ def generate_pasture_episodes(sim: EmbeddedSim, scene_id: str, id_prefix: str, r
 
 def generate_pasture_dataset(num_homes: int, seed: int, num_rooms: Optional[int] = None,
                              config: Optional[PastureGenConfig] = None, sim_config: Optional[SimConfig] = None,
-                             on_home: Optional[Callable[[Sequence[GoatEpisode]], None]] = None) -> GoatDataset:
+                             on_home: Optional[Callable[[Sequence[GoatEpisode]], None]] = None,
+                             furniture: HomeConfig = HomeConfig()) -> GoatDataset:
     """The episodes of ``num_homes`` homes (the homes of ``episodes.generate_dataset`` with the PASTURE
-    additions), up to seven each; a split a home cannot offer is left out for that home."""
+    additions), up to seven each; a split a home cannot offer is left out for that home. ``furniture``: the
+    furniture settings of the homes (HomeConfig.furniture*)."""
     if isinstance(num_homes, bool) or not isinstance(num_homes, int) or num_homes < 1:
         raise SceneGenerationError(f"num_homes must be an integer >= 1, got {num_homes!r}")
     config = config or PastureGenConfig()
-    home_config = config.home_config(HomeConfig().num_rooms if num_rooms is None else num_rooms)
+    home_config = config.home_config(HomeConfig().num_rooms if num_rooms is None else num_rooms, furniture)
     seeds = home_seeds(seed)
     episodes: list[GoatEpisode] = []
     for k in range(num_homes):

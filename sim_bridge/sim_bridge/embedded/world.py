@@ -5,6 +5,11 @@ Only rendering is used (no physics step): the camera pose is written straight in
 second pass with MuJoCo's segmentation flags gives per-pixel geom ids. Shadows, reflections and
 multisampling are off: shadows cost ~5x the frame time on a software renderer, and multisampling would blend
 the id colours at edges.
+
+Objects of a furnished home are their models' meshes (``furnishing``), one mesh, material and texture per
+model material, all geoms of an object in one body (so one instance id in segmentation). MuJoCo draws every
+geom it is given, so each frame first hides the geoms whose bounding sphere lies outside the camera's view
+(frustum culling): a software renderer pays for every triangle it is handed.
 """
 
 from __future__ import annotations
@@ -25,7 +30,9 @@ import mujoco  # noqa: E402
 import numpy as np  # noqa: E402
 
 from goat_core.vocabulary import COLOURS  # noqa: E402
+from sim_bridge.embedded.furnishing import Furnisher, furnisher  # noqa: E402
 from sim_bridge.embedded.home import Home, ObjectSpec, Part  # noqa: E402
+from sim_bridge.embedded.mesh_assets import add_parts, lighting_xml, top_light_xml  # noqa: E402
 
 OBJECT_TEXTURE_PX = 128
 SURFACE_TEXTURE_PX = 256
@@ -36,11 +43,6 @@ TEXTURE_NOISE_SIGMA = 5.0  # per-pixel grain, in 8-bit levels
 MODEL_EXTENT_M = 10.0
 ZNEAR_FRACTION = 0.002
 ZFAR_FRACTION = 5.0
-# Lighting: a strong ambient term plus a headlight, so a surface facing the camera shows its reference
-# colour (ambient + diffuse = 1), and a weak light from above for shape cues.
-HEADLIGHT_AMBIENT = 0.7
-HEADLIGHT_DIFFUSE = 0.3
-TOP_LIGHT_DIFFUSE = 0.15
 TRIM_SHADE = 0.45  # trim parts are the base colour darkened to this fraction (white trims stay light gray)
 FLOOR_COLOURS = ((150, 110, 75), (170, 160, 145), (120, 90, 60), (190, 180, 165), (135, 130, 125),
                  (160, 125, 90))
@@ -48,6 +50,7 @@ WALL_COLOUR = (215, 210, 200)
 WALL_GRAIN = 3.0  # std of the surface grain, 8-bit levels
 FLOOR_GRAIN = 8.0
 CEILING_COLOUR = (240, 240, 240)
+CULLED_GROUP = 5  # MuJoCo geom group that frustum culling moves hidden geoms to (disabled in rendering)
 
 Vec3 = tuple[float, float, float]
 
@@ -191,22 +194,23 @@ def build_mjcf(home: Home, width_px: int, height_px: int, vfov_rad: float) -> tu
     body_xml: list[str] = []
     _add_structure(home, assets, asset_xml, body_xml)
     for obj in home.objects:
-        _add_object(home.seed, obj, assets, asset_xml, body_xml)
-    amb, dif, top = HEADLIGHT_AMBIENT, HEADLIGHT_DIFFUSE, TOP_LIGHT_DIFFUSE
+        if obj.model is None:
+            _add_object(home.seed, obj, assets, asset_xml, body_xml)
+        else:  # the model's meshes are added to this body by build_model
+            body_xml.append(f'<body name="{obj.object_id}"/>')
     xml = f"""<mujoco model={quoteattr(f"goat_home_{home.seed}")}>
   <statistic extent="{MODEL_EXTENT_M}" center="0 0 1"/>
   <visual>
     <global offwidth="{width_px}" offheight="{height_px}"/>
     <quality shadowsize="0" offsamples="0"/>
-    <headlight ambient="{amb} {amb} {amb}" diffuse="{dif} {dif} {dif}" specular="0 0 0" active="1"/>
+    {lighting_xml()}
     <map znear="{ZNEAR_FRACTION}" zfar="{ZFAR_FRACTION}"/>
   </visual>
   <asset>
     {chr(10).join(asset_xml)}
   </asset>
   <worldbody>
-    <light directional="true" castshadow="false" pos="0 0 5" dir="0 0 -1" diffuse="{top} {top} {top}"
-           specular="0 0 0" ambient="0 0 0"/>
+    {top_light_xml()}
     <camera name="head" pos="0 0 1" fovy="{math.degrees(vfov_rad):.6f}"/>
     {chr(10).join(body_xml)}
   </worldbody>
@@ -267,6 +271,34 @@ def _add_object(seed: int, obj: ObjectSpec, assets: dict[str, bytes], asset_xml:
     body_xml.append(f'<body name="{name}">{geoms}</body>')
 
 
+def build_model(home: Home, width_px: int, height_px: int, vfov_rad: float) -> mujoco.MjModel:
+    """The compiled MuJoCo model of a home: the MJCF of ``build_mjcf`` plus the models' meshes."""
+    xml, assets = build_mjcf(home, width_px, height_px, vfov_rad)
+    if all(obj.model is None for obj in home.objects):
+        return mujoco.MjModel.from_xml_string(xml, assets)
+    spec = mujoco.MjSpec.from_string(xml, assets=assets)
+    fur = furnisher(home.config.furniture_libraries, home.config.furniture_dir)
+    added: set[str] = set()
+    for obj in home.objects:
+        if obj.model is not None:
+            _add_model(spec, fur, obj, added)
+    return spec.compile()
+
+
+def _add_model(spec: mujoco.MjSpec, fur: Furnisher, obj: ObjectSpec, added: set[str]) -> None:
+    """The geoms of a model object (its meshes are added to the spec once per model and triangle budget)."""
+    assert obj.model is not None
+    small = obj.receptacle_id is not None
+    mesh = fur.mesh(obj.model, small)
+    body = spec.body(obj.object_id)
+    half = obj.yaw_rad / 2.0
+    quat = [math.cos(half), 0.0, 0.0, math.sin(half)]
+    base = [obj.position_m[0], obj.position_m[1], obj.bbox_min_m[2]]  # the model stands on z = 0, centred
+    for name in add_parts(spec, mesh.parts, f"{mesh.key}#{'s' if small else 'f'}", added):
+        body.add_geom(type=mujoco.mjtGeom.mjGEOM_MESH, meshname=name, material=name, pos=base, quat=quat,
+                      contype=0, conaffinity=0)
+
+
 # ---------------------------------------------------------------- renderer
 
 
@@ -274,8 +306,7 @@ class Renderer:
     """Offscreen renderer of one home; holds an OpenGL context, so close it (or use it in a ``with``)."""
 
     def __init__(self, home: Home, width_px: int, height_px: int, vfov_rad: float) -> None:
-        xml, assets = build_mjcf(home, width_px, height_px, vfov_rad)
-        self.model = mujoco.MjModel.from_xml_string(xml, assets)
+        self.model = build_model(home, width_px, height_px, vfov_rad)
         self.data = mujoco.MjData(self.model)
         mujoco.mj_forward(self.model, self.data)
         body_instance = np.full(self.model.nbody, -1, dtype=np.int32)
@@ -308,6 +339,12 @@ class Renderer:
         self._ids = np.zeros((height_px, width_px, 3), dtype=np.uint8)
         self._depth = np.zeros((height_px, width_px), dtype=np.float32)
         self._segment_lut = np.full(1, -1, dtype=np.int32)
+        # Frustum culling (module doc): half-angle tangents of the view, with the geoms' own groups kept.
+        self._tan_half_v = math.tan(vfov_rad / 2.0)
+        self._tan_half_h = self._tan_half_v * width_px / height_px
+        self._groups = self.model.geom_group.copy()
+        self._visible = np.ones(self.model.ngeom, dtype=bool)
+        self._option.geomgroup[CULLED_GROUP] = 0
         self._closed = False
 
     def __enter__(self) -> Renderer:
@@ -349,7 +386,9 @@ class Renderer:
             raise RuntimeError("render() on a closed Renderer")
         self._gl.make_current()
         self.data.cam_xpos[0] = np.asarray(eye_xyz_m, dtype=np.float64)
-        self.data.cam_xmat[0] = camera_rotation(yaw_rad, tilt_rad).ravel()
+        rotation = camera_rotation(yaw_rad, tilt_rad)
+        self.data.cam_xmat[0] = rotation.ravel()
+        self._cull(np.asarray(eye_xyz_m, dtype=np.float64), rotation)
         mujoco.mjv_updateScene(self.model, self.data, self._option, self._perturb, self._camera,
                                mujoco.mjtCatBit.mjCAT_ALL, self._scene)
         segment, idcolor = mujoco.mjtRndFlag.mjRND_SEGMENT, mujoco.mjtRndFlag.mjRND_IDCOLOR
@@ -362,6 +401,30 @@ class Renderer:
         # OpenGL rows start at the bottom of the image.
         return RenderedView(rgb=self._rgb[::-1].copy(), depth_m=self._linear_depth(self._depth[::-1]),
                             segmentation=self._segmentation(self._ids[::-1]))
+
+    def hide_ceilings(self) -> None:
+        """Stop drawing the ceilings (a view from above the home: top-down maps)."""
+        for geom in range(self.model.ngeom):
+            name = mujoco.mj_id2name(self.model, mujoco.mjtObj.mjOBJ_GEOM, geom) or ""
+            if name.startswith("ceiling_"):
+                self._groups[geom] = CULLED_GROUP
+        self._visible = np.zeros(0, dtype=bool)  # re-apply the groups at the next render
+
+    def _cull(self, eye: np.ndarray, rotation: np.ndarray) -> None:
+        """Move the geoms whose bounding sphere is outside the view frustum to a hidden group."""
+        rel = self.data.geom_xpos - eye
+        right, up, forward = rotation[:, 0], rotation[:, 1], -rotation[:, 2]
+        depth, across, above = rel @ forward, np.abs(rel @ right), np.abs(rel @ up)
+        radius = self.model.geom_rbound
+        # A sphere is outside a side plane when its centre is more than a radius beyond it: the plane's unit
+        # normal makes the distance (across - depth * tan) * cos(half angle).
+        cos_h, cos_v = 1.0 / math.hypot(1.0, self._tan_half_h), 1.0 / math.hypot(1.0, self._tan_half_v)
+        visible = (depth > -radius) & ((across - depth * self._tan_half_h) * cos_h < radius) \
+            & ((above - depth * self._tan_half_v) * cos_v < radius)
+        if not np.array_equal(visible, self._visible):
+            self._visible = visible
+            self.model.geom_group[:] = np.where(visible, self._groups, CULLED_GROUP)
+            self._segment_lut = np.full(1, -1, dtype=np.int32)  # the scene's geoms change: rebuild the lookup
 
     def cast_ray(self, origin_xyz_m: Sequence[float], direction_xyz: Sequence[float]) -> tuple[float, int]:
         """Distance (in units of ``direction_xyz``) to the first surface hit and its instance id (-1 none).

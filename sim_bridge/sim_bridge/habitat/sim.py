@@ -2,8 +2,10 @@
 
 habitat_sim API used: ``habitat_sim.Simulator(cfg)``, ``sim.initialize_agent(0, habitat_sim.AgentState())``,
 ``agent.set_state(state)`` / ``agent.get_state()`` (``position`` [x, y, z] Habitat Y-up, ``rotation`` a
-numpy-quaternion, ``sensor_states[uuid].rotation``), ``sim.step(name)`` -> observations dict, ``sim.get_sensor_
-observations()``, ``sim.previous_step_collided``, ``sim.pathfinder`` with ``habitat_sim.MultiGoalShortestPath``
+numpy-quaternion, ``sensor_states[uuid].rotation``), ``sim.step(name)`` -> observations dict with the sensors and
+``"collided"`` (bool: the agent's move was blocked; habitat_sim ``simulator.py`` ``Simulator.step``, v0.2.0 to
+v0.3.3; ``previous_step_collided`` is habitat-lab's wrapper, not habitat_sim), ``sim.get_sensor_observations()``
+(the sensors only), ``sim.pathfinder`` with ``habitat_sim.MultiGoalShortestPath``
 (``requested_start``, ``requested_ends``, ``find_path``, ``geodesic_distance``), ``sim.semantic_scene.objects``
 (``semantic_id``, ``category.name()``), and ``habitat_sim.utils.common.quat_from_coeffs`` / ``quat_to_coeffs``
 ([x, y, z, w] coefficients, the order of episode files).
@@ -162,7 +164,7 @@ class HabitatSim:
             return self.observe()
         raw = self._sim.step(HABITAT_ACTIONS[action])
         self._step += 1
-        self._collided = bool(self._sim.previous_step_collided)
+        self._collided = bool(raw["collided"])
         return self._observe(raw)
 
     def observe(self) -> Observation:

@@ -6,8 +6,10 @@ The simulator is the ``backend`` parameter's: ``embedded`` (MuJoCo homes, the de
 Publishes what the Stretch driver and its RealSense publish (stretch_ros2 topic names), plus ground-truth
 segmentation; serves ``ExecuteAction`` (one discrete action = exactly one world step and one fresh observation
 set), ``ResetEpisode`` and ``RenderView``. Every observation set shares one header stamp, strictly increasing,
-so a consumer can tell which set an action produced. A request the backend cannot serve (an unknown scene, a
-view it cannot render) is answered with ``success: false`` and the reason.
+so a consumer can tell which set an action produced. While nothing moves, the newest set is repeated unchanged
+(``republish_rate_hz``, ``sim_bridge.ros.stream``): a late subscriber sees the robot, as a Stretch streams it.
+A request the backend cannot serve (an unknown scene, a view it cannot render) is answered with ``success: false``
+and the reason.
 """
 
 from __future__ import annotations
@@ -15,19 +17,12 @@ from __future__ import annotations
 import sys
 from typing import Any, Optional
 
-from geometry_msgs.msg import Quaternion
-from nav_msgs.msg import Odometry
 from rclpy.action import ActionServer
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from sensor_msgs.msg import CameraInfo, Image, JointState
-from std_msgs.msg import Header
-from tf2_msgs.msg import TFMessage
 
 from goat_core.errors import GoatError
 from goat_core.types import DiscreteAction, Observation
 from goat_interfaces.action import ExecuteAction
-from goat_interfaces.msg import InstanceLabels
 from goat_interfaces.srv import RenderView, ResetEpisode
 from goat_ros import conversions as cv
 from goat_ros import topics
@@ -35,11 +30,7 @@ from goat_ros.params import SimBridgeParams, declare
 from goat_ros.spin import run_nodes
 from sim_bridge.backends import BridgeSim, HabitatSceneSettings, make_scene_loader
 from sim_bridge.embedded.sim import SimConfig
-
-SENSOR_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-LATCHED_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
-HEAD_JOINTS = ("joint_head_pan", "joint_head_tilt")  # stretch_ros2 names; tilt > 0 looks up
+from sim_bridge.ros.stream import ObservationStream, StreamSettings
 
 
 class SimBridgeNode(Node):
@@ -54,24 +45,20 @@ class SimBridgeNode(Node):
         self._sim: Optional[BridgeSim] = None
         self._scene_id = ""
         self._last_stamp_ns = 0
-        self._pub_rgb = self.create_publisher(Image, topics.RGB, SENSOR_QOS)
-        self._pub_depth = self.create_publisher(Image, topics.DEPTH, SENSOR_QOS)
-        self._pub_info = self.create_publisher(CameraInfo, topics.CAMERA_INFO, SENSOR_QOS)
-        self._pub_odom = self.create_publisher(Odometry, topics.ODOM, SENSOR_QOS)
-        self._pub_joints = self.create_publisher(JointState, topics.JOINT_STATES, SENSOR_QOS)
-        self._pub_tf = self.create_publisher(TFMessage, topics.TF, SENSOR_QOS)
-        self._pub_tf_static = self.create_publisher(TFMessage, topics.TF_STATIC, LATCHED_QOS)
-        self._pub_seg = self.create_publisher(Image, topics.SEGMENTATION, SENSOR_QOS)
-        self._pub_labels = self.create_publisher(InstanceLabels, topics.INSTANCE_LABELS, SENSOR_QOS)
+        self._stream = ObservationStream(self, StreamSettings(
+            self.params.frame_prefix, self.params.publish_camera_tf, self.params.publish_segmentation), self._now_ns)
         self.create_service(ResetEpisode, topics.RESET_EPISODE, self._on_reset)
         self.create_service(RenderView, topics.RENDER_VIEW, self._on_render)
         self._action_server = ActionServer(self, ExecuteAction, topics.EXECUTE_ACTION, self._on_execute)
         if self.params.publish_camera_tf:
-            self._publish_static_tf()
+            self._stream.publish_static_tf()
         if self.params.scene_id:
             self._load_scene(self.params.scene_id)
             # One observation set once subscribers had a moment to be discovered (actions publish the rest).
             self._first = self.create_timer(self.params.startup_publish_delay_s, self._publish_first)
+        if self.params.republish_rate_hz > 0.0:  # the latest set again while the robot stands still
+            period_s = 1.0 / self.params.republish_rate_hz
+            self.create_timer(period_s, lambda: self._stream.republish_if_idle(period_s))
         self.get_logger().info(f"sim_bridge ready ({self.params.backend} backend)")
 
     def _publish_first(self) -> None:
@@ -153,35 +140,7 @@ class SimBridgeNode(Node):
         return stamp
 
     def _publish(self, obs: Observation) -> int:
-        """Publish one observation set, every message with the same fresh stamp; return the stamp."""
-        stamp_ns = self._now_ns()
-        optical = cv.header(stamp_ns, self._frame(topics.OPTICAL_FRAME))
-        odom_hdr = cv.header(stamp_ns, self._frame(topics.ODOM_FRAME))
-        self._pub_odom.publish(cv.odometry(obs.pose, odom_hdr, self._frame(topics.BASE_FRAME)))
-        self._pub_joints.publish(JointState(header=cv.header(stamp_ns, ""), name=list(HEAD_JOINTS),
-                                            position=[0.0, float(obs.camera_tilt_rad)]))
-        transforms = [cv.transform(odom_hdr, self._frame(topics.BASE_FRAME), (obs.pose.x_m, obs.pose.y_m, 0.0),
-                                   cv.yaw_to_quaternion(obs.pose.yaw_rad))]
-        if self.params.publish_camera_tf:
-            base_hdr = cv.header(stamp_ns, self._frame(topics.BASE_FRAME))
-            transforms.append(cv.transform(base_hdr, self._frame(topics.CAMERA_FRAME), (0.0, 0.0, obs.camera_height_m),
-                                           cv.pitch_quaternion(-obs.camera_tilt_rad)))
-        self._pub_tf.publish(TFMessage(transforms=transforms))
-        if self.params.publish_segmentation and obs.segmentation is not None:
-            self._pub_seg.publish(cv.segmentation_to_image(obs.segmentation, optical))
-            self._pub_labels.publish(cv.labels_to_msg(obs.instance_categories, optical))
-        self._pub_info.publish(cv.intrinsics_to_camera_info(obs.intrinsics, optical))
-        self._pub_depth.publish(cv.depth_to_image(obs.depth_m, optical))
-        self._pub_rgb.publish(cv.rgb_to_image(obs.rgb, optical))  # last: its arrival completes the set
-        return stamp_ns
-
-    def _publish_static_tf(self) -> None:
-        # camera_link (x forward, z up) -> optical frame (z forward, x right, y down): roll -90 deg, yaw -90 deg.
-        hdr = Header(frame_id=self._frame(topics.CAMERA_FRAME))
-        self._pub_tf_static.publish(TFMessage(transforms=[
-            cv.transform(hdr, self._frame(topics.OPTICAL_FRAME), (0.0, 0.0, 0.0),
-                         Quaternion(x=-0.5, y=0.5, z=-0.5, w=0.5)),
-        ]))
+        return self._stream.publish(obs)
 
 
 def main(args: Optional[list[str]] = None) -> None:

@@ -38,7 +38,14 @@ from goat_core.geometry import episode_to_pixels
 from goat_core.mapping.instance_memory import InstanceMemory, InstanceMemoryConfig, nearest_distance_2d_m
 from goat_core.mapping.keyframes import KeyframeConfig, KeyframeMemory
 from goat_core.mapping.occupancy import OccupancyConfig, OccupancyGrid
-from goat_core.matching.base import NO_MATCH, CandidateFilter, GoalMatcher, KeyframeObserver, MatchResult
+from goat_core.matching.base import (
+    NO_MATCH,
+    CandidateFilter,
+    GoalMatcher,
+    GoalNoter,
+    KeyframeObserver,
+    MatchResult,
+)
 from goat_core.perception.base import PerceptionBackend
 from goat_core.types import (
     ActionSizes,
@@ -182,6 +189,7 @@ class Agent:
             matcher.observe_keyframes(self._keyframes.keyframes)
         self._explorer = FrontierExplorer(config.frontier)
         self._has_goal = False
+        self.goal_note: Optional[str] = None  # see start_subtask
         self._scan_left = 0
         self._last_action: Optional[DiscreteAction] = None
         self._collisions_in_row = 0
@@ -247,6 +255,8 @@ class Agent:
             self._forget()
             self._scan_left = self._scan_turns()
         self._matcher.set_goal(goal, self._perception.labels)
+        # A warning for the user's log (an unknown category), read by the runner and the controller node.
+        self.goal_note = self._matcher.goal_note if isinstance(self._matcher, GoalNoter) else None
         self._category_goal = goal.modality is GoalModality.CATEGORY
         self._named_image_goal = goal.modality is GoalModality.IMAGE and goal.category is not None
         self._description_goal = goal.modality is GoalModality.DESCRIPTION

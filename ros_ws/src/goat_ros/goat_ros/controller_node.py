@@ -21,7 +21,6 @@ subtask to discrete actions.
 from __future__ import annotations
 
 import functools
-import math
 import queue
 import time
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from rclpy.action import ActionClient
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import CameraInfo, Image, JointState
+from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
@@ -43,7 +43,7 @@ from goat_interfaces.msg import InstanceLabels, Instances, SubtaskOutcome
 from goat_ros import conversions as cv
 from goat_ros import topics
 from goat_ros.observation_sync import ActionFeedback, ObservationSync, to_episode_frame
-from goat_ros.params import ControllerParams, declare
+from goat_ros.params import ControllerParams, check_controller_params, declare
 
 if TYPE_CHECKING:
     from goat_stretch.nav2_mode import Nav2GoalSender, Nav2Outcome
@@ -51,8 +51,6 @@ if TYPE_CHECKING:
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 GOAL_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-MOTION_MODES = ("discrete", "nav2")
-NAV2_FRAMES = (topics.ODOM_FRAME, topics.MAP_FRAME)
 
 
 @dataclass
@@ -84,7 +82,7 @@ class ControllerNode(Node):
         a stand-in); None builds nav2_simple_commander's BasicNavigator."""
         super().__init__(name, cli_args=cli_args)
         self.params = declare(self, ControllerParams)
-        self._check_motion_params()
+        check_controller_params(self.params)
         self._nav2 = self._build_nav2(nav2_navigator) if self.params.motion_mode == "nav2" else None
         self.agent = self._build_agent()
         self._sync = ObservationSync(with_segmentation=self.params.perception_backend == "ground_truth",
@@ -97,6 +95,7 @@ class ControllerNode(Node):
         self._feedback: Optional[ActionFeedback] = None
         self._add_sensor_subscriptions()
         self.create_subscription(GoalMsg, topics.GOAL, self._on_goal, GOAL_QOS)
+        self.create_subscription(String, topics.CANCEL_GOAL, self._on_cancel, GOAL_QOS)
         self._pub_outcome = self.create_publisher(SubtaskOutcome, topics.OUTCOME, GOAL_QOS)
         self._pub_map = self.create_publisher(OccupancyGrid, topics.MAP, LATCHED)
         self._pub_instances = self.create_publisher(Instances, topics.INSTANCES, RELIABLE)
@@ -113,22 +112,10 @@ class ControllerNode(Node):
         self.get_logger().info(f"controller ready (perception: {self.params.perception_backend}, "
                                f"motion: {self.params.motion_mode})")
 
-    def _check_motion_params(self) -> None:
-        p = self.params
-        if p.motion_mode not in MOTION_MODES:
-            raise ConfigError(f"controller motion_mode must be one of {', '.join(MOTION_MODES)}, got "
-                              f"{p.motion_mode!r}")
-        if p.motion_mode == "nav2" and p.nav2_frame_id not in NAV2_FRAMES:
-            raise ConfigError(f"controller nav2_frame_id must be one of {', '.join(NAV2_FRAMES)}, got "
-                              f"{p.nav2_frame_id!r}")
-        if p.motion_mode == "nav2" and not (p.nav2_standoff_m > 0.0 and p.nav2_timeout_s > 0.0):
-            raise ConfigError(f"controller nav2_standoff_m and nav2_timeout_s must be positive, got "
-                              f"{p.nav2_standoff_m!r} and {p.nav2_timeout_s!r}")
-
     def _build_nav2(self, navigator: Any) -> Nav2GoalSender:
         """The Nav2 sender, before the agent is built: GoatError at once without nav2_simple_commander."""
         try:
-            from goat_stretch.nav2_mode import Nav2GoalSender
+            from goat_stretch.nav2_mode import Nav2GoalSender, parse_initial_pose
         except ImportError as exc:
             raise ConfigError(f"motion_mode nav2 needs the goat_stretch package (ros_ws/src/goat_stretch): {exc}"
                               ) from None
@@ -139,7 +126,8 @@ class ControllerNode(Node):
         # triggers the guard condition: the executor thread handles it, and all controller state stays on that
         # one thread.
         self._nav2_wake = self.create_guard_condition(self._on_nav2_events)
-        return Nav2GoalSender(self.params.nav2_frame_id, navigator, self.params.nav2_localizer)
+        return Nav2GoalSender(self.params.nav2_frame_id, navigator, self.params.nav2_localizer,
+                              parse_initial_pose(self.params.nav2_initial_pose))
 
     def _post_nav2_event(self, event: _Nav2Done | str) -> None:
         """From the sender's worker thread: queue the event and wake the executor."""
@@ -207,8 +195,15 @@ class ControllerNode(Node):
             self.get_logger().warning(f"goal {msg.episode_id}/{msg.subtask_index} rejected: {exc}")
             self._finish(SubtaskOutcome.ERROR, str(exc))
             return
+        if self.agent.goal_note is not None:
+            self.get_logger().warning(f"goal {msg.episode_id}/{msg.subtask_index}: {self.agent.goal_note}")
         self._publish_goal_marker(msg)
         self._try_act()
+
+    def _on_cancel(self, msg: String) -> None:
+        """End the running subtask (its in-flight action completes); ``data``: its episode id, or empty for any."""
+        if self._subtask is not None and msg.data in ("", self._subtask.goal.episode_id):
+            self._finish(SubtaskOutcome.ERROR, "cancelled")
 
     def _try_act(self) -> None:
         sub = self._subtask
@@ -412,23 +407,14 @@ class ControllerNode(Node):
         self._pub_path.publish(cv.path_to_msg(state.path_xy_m, hdr))
 
     def _publish_goal_marker(self, msg: GoalMsg) -> None:
-        marker = Marker(header=cv.header(self.get_clock().now().nanoseconds, topics.BASE_FRAME), ns="goal", id=0,
-                        type=Marker.TEXT_VIEW_FACING, action=Marker.ADD, text=cv.goal_summary(msg))
-        marker.pose.position.z = 1.8
-        marker.pose.orientation.w = 1.0
-        marker.scale.z = 0.2
-        marker.color.r, marker.color.g, marker.color.b, marker.color.a = 1.0, 0.8, 0.2, 1.0
-        self._pub_goal_marker.publish(marker)
+        self._pub_goal_marker.publish(cv.goal_marker(msg, cv.header(self.get_clock().now().nanoseconds,
+                                                                    topics.BASE_FRAME)))
 
     def _publish_map_to_odom(self) -> None:
         """map = the episode frame: the odom pose at the episode start."""
-        a = self._anchor or Pose2D(0.0, 0.0, 0.0)
         hdr = cv.header(self.get_clock().now().nanoseconds, topics.MAP_FRAME)
-        # odom expressed in map: the inverse of the anchor (map origin in odom).
-        c, s = math.cos(a.yaw_rad), math.sin(a.yaw_rad)
-        x, y = -(c * a.x_m + s * a.y_m), -(-s * a.x_m + c * a.y_m)
         self._pub_tf_static.publish(TFMessage(transforms=[
-            cv.transform(hdr, topics.ODOM_FRAME, (x, y, 0.0), cv.yaw_to_quaternion(-a.yaw_rad))]))
+            cv.map_to_odom(self._anchor or Pose2D(0.0, 0.0, 0.0), hdr, topics.ODOM_FRAME)]))
 
 
 def main(args: Optional[list[str]] = None) -> None:

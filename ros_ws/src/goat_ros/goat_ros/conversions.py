@@ -252,6 +252,24 @@ def goal_summary(msg: GoalMsg) -> str:
     return f"{msg.modality}: {msg.text}"
 
 
+def goal_marker(msg: GoalMsg, hdr: Header) -> Marker:
+    """The goal's text above the robot, for rviz (``/goat/current_goal``)."""
+    marker = Marker(header=hdr, ns="goal", id=0, type=Marker.TEXT_VIEW_FACING, action=Marker.ADD,
+                    text=goal_summary(msg))
+    marker.pose.position.z = 1.8
+    marker.pose.orientation.w = 1.0
+    marker.scale.z = 0.2
+    marker.color.r, marker.color.g, marker.color.b, marker.color.a = 1.0, 0.8, 0.2, 1.0
+    return marker
+
+
+def map_to_odom(anchor: Pose2D, hdr: Header, odom_frame: str) -> TransformStamped:
+    """map -> odom when the map frame is the odom pose ``anchor`` (the episode start): the anchor's inverse."""
+    c, s = math.cos(anchor.yaw_rad), math.sin(anchor.yaw_rad)
+    x, y = -(c * anchor.x_m + s * anchor.y_m), -(-s * anchor.x_m + c * anchor.y_m)
+    return transform(hdr, odom_frame, (x, y, 0.0), yaw_to_quaternion(-anchor.yaw_rad))
+
+
 # ------------------------------------------------------------------------------------ map and instances
 
 
@@ -261,19 +279,13 @@ def occupancy_to_msg(grid: OccupancyGrid, hdr: Header, margin_cells: int = 10) -
     The core grid's axis 0 is x and axis 1 is y; nav_msgs/OccupancyGrid is row-major with rows along +y, so
     the crop is transposed.
     """
-    box = grid.known_box(margin_cells)
-    obstacle = grid.obstacle[box.slices()] > 0
-    explored = grid.explored[box.slices()] > 0
-    width, height = int(obstacle.shape[0]), int(obstacle.shape[1])
-    values = np.full((width, height), -1, dtype=np.int8)
-    values[explored] = 0
-    values[obstacle] = 100
+    values, origin = grid.known_values(margin_cells)
+    width, height = int(values.shape[0]), int(values.shape[1])
     msg = OccupancyGridMsg(header=hdr)
     msg.info.resolution = float(grid.resolution_m)
     msg.info.width = width  # cells along x
     msg.info.height = height  # cells along y
-    msg.info.origin.position.x = float(grid.origin_xy_m[0] + box.i0 * grid.resolution_m)
-    msg.info.origin.position.y = float(grid.origin_xy_m[1] + box.j0 * grid.resolution_m)
+    msg.info.origin.position.x, msg.info.origin.position.y = origin
     msg.info.origin.orientation.w = 1.0
     msg.data = np.ascontiguousarray(values.T).tobytes()
     return msg

@@ -9,6 +9,10 @@ does. When the file is done it publishes the file name on ``/goat/episodes_done`
 robot, which has no reset service) calls the same ResetEpisode service on ``/goat/operator_reset_episode``, which
 goat_stretch's operator node answers once a person has placed the robot at the start. Without a simulator there
 is no ``/sim/render_view``, so on the robot an image goal ends its subtask as an error unless one is running.
+
+No wait is without a deadline (``*_timeout_s``): a peer still missing after ``peers_timeout_s`` is logged and the
+replay starts anyway; a reset, a rendering or a subtask result that does not come in time ends the subtask as an
+``error`` naming what did not answer (published on ``/goat/outcome`` for the evaluator), and the replay goes on.
 """
 
 from __future__ import annotations
@@ -60,23 +64,37 @@ class EpisodePlayerNode(Node):
         self._result_future: Optional[Future] = None
         self.done = False
         self._ready_since: Optional[float] = None
+        self._started_s = self._now_s()
         self._start_timer = self.create_timer(0.1, self._wait_for_peers)
         self.get_logger().info(f"episode_player: {len(self.episodes)} episodes from {self.params.episodes_file}")
 
     # ------------------------------------------------------------------------------------------ start-up
-    def _peers_ready(self) -> bool:
+    def _missing_peers(self) -> list[str]:
         # On the robot nothing serves /sim/render_view: image goals fail one by one instead of blocking the start.
-        return (self._reset.service_is_ready() and (self._operator_resets or self._render.service_is_ready())
-                and self.count_subscribers(topics.GOAL) > 0 and self.count_publishers(topics.RESULT) > 0)
+        missing = [] if self._reset.service_is_ready() else [self._reset.srv_name]
+        if not (self._operator_resets or self._render.service_is_ready()):
+            missing.append(topics.RENDER_VIEW)
+        if self.count_subscribers(topics.GOAL) == 0:
+            missing.append(f"a subscriber of {topics.GOAL} (the controller)")
+        if self.count_publishers(topics.RESULT) == 0:
+            missing.append(f"a publisher of {topics.RESULT} (the evaluator)")
+        return missing
+
+    def _now_s(self) -> float:
+        return self.get_clock().now().nanoseconds * 1e-9
 
     def _wait_for_peers(self) -> None:
-        now_s = self.get_clock().now().nanoseconds * 1e-9
-        if not self._peers_ready():
+        now_s = self._now_s()
+        missing = self._missing_peers()
+        if missing and now_s - self._started_s < self.params.peers_timeout_s:
             self._ready_since = None
             return
         if self._ready_since is None:
             self._ready_since = now_s
-        if now_s - self._ready_since >= self.params.start_delay_s:
+        if missing or now_s - self._ready_since >= self.params.start_delay_s:
+            if missing:
+                self.get_logger().error(f"starting without {', '.join(missing)}: not there "
+                                        f"{self.params.peers_timeout_s} s after start-up")
             self.destroy_timer(self._start_timer)
             self.executor.create_task(self._play())  # type: ignore[union-attr]
 
@@ -96,9 +114,12 @@ class EpisodePlayerNode(Node):
         if self._operator_resets:
             self.get_logger().info(f"episode {episode.episode_id} (scene {episode.scene_id}): waiting for the "
                                    "operator to place the robot at its start")
-        response = await self._reset.call_async(request)
+        response = await self._within(self._reset.call_async(request), self.params.reset_timeout_s)
         for index, task in enumerate(episode.tasks):
-            if not response.success:
+            if response is None:
+                self._publish_error(episode, index, task, f"{self._reset.srv_name} did not answer within "
+                                                          f"{self.params.reset_timeout_s} s")
+            elif not response.success:
                 what = "the operator reset" if self._operator_resets else "reset_episode"
                 self._publish_error(episode, index, task, f"{what} failed: {response.message}")
             else:
@@ -108,7 +129,7 @@ class EpisodePlayerNode(Node):
                     self._publish_error(episode, index, task, str(exc))
                 else:
                     self._pub_goal.publish(goal)
-            await self._wait_result(episode.episode_id, index)
+            await self._wait_result(episode, index, task)
 
     async def _goal_msg(self, episode: GoatEpisode, index: int, task: GoatTask, stamp: Any) -> GoalMsg:
         from goat_core.bench.episodes import goals_for_task
@@ -130,9 +151,11 @@ class EpisodePlayerNode(Node):
                 raise GoatError(f"image goals are rendered by the simulator's {topics.RENDER_VIEW}, which does not "
                                 "run on the robot (reset_mode: operator)")
             position = habitat_to_ros_position(spec.position)
-            render = await self._render.call_async(RenderView.Request(
+            render = await self._within(self._render.call_async(RenderView.Request(
                 x_m=float(position[0]), y_m=float(position[1]), yaw_rad=habitat_quaternion_to_yaw(spec.rotation),
-                tilt_rad=habitat_quaternion_to_tilt(spec.rotation)))
+                tilt_rad=habitat_quaternion_to_tilt(spec.rotation))), self.params.render_timeout_s)
+            if render is None:
+                raise GoatError(f"{topics.RENDER_VIEW} did not answer within {self.params.render_timeout_s} s")
             if not render.success:
                 raise GoatError(f"rendering the image goal failed: {render.message}")
             msg.image = render.image
@@ -148,11 +171,33 @@ class EpisodePlayerNode(Node):
             episode_id=episode.episode_id, subtask_index=index, modality=task.modality.value,
             target_id=task.object_id or "", stop_reason=SubtaskOutcome.ERROR, error=error))
 
-    async def _wait_result(self, episode_id: str, index: int) -> None:
+    async def _within(self, future: Future, timeout_s: float) -> Any:
+        """The future's result, or None if ``timeout_s`` passes first (then the future is cancelled)."""
+        timer = self.create_timer(timeout_s, future.cancel)
+        try:
+            return await future
+        finally:
+            self.destroy_timer(timer)
+
+    async def _wait_result(self, episode: GoatEpisode, index: int, task: GoatTask) -> None:
+        """Until the evaluator's result for this subtask; at the deadline the subtask ends as an error instead."""
+        if await self._result(episode.episode_id, index) is not None:
+            return
+        missing = self._missing_peers()
+        why = f"; missing: {', '.join(missing)}" if missing else ""
+        self._publish_error(episode, index, task, f"no subtask result within {self.params.result_timeout_s} s of "
+                                                  f"the goal{why}")
+        # The evaluator scores that error outcome; without one in the graph, go on at once.
+        if self.count_publishers(topics.RESULT) > 0:
+            await self._result(episode.episode_id, index)
+
+    async def _result(self, episode_id: str, index: int) -> Optional[SubtaskResult]:
         self._waiting = (episode_id, index)
         self._result_future = Future()
-        await self._result_future
-        self._waiting = None
+        try:
+            return await self._within(self._result_future, self.params.result_timeout_s)
+        finally:
+            self._waiting = None
 
     def _on_result(self, msg: SubtaskResult) -> None:
         if self._waiting == (msg.episode_id, msg.subtask_index) and self._result_future is not None:

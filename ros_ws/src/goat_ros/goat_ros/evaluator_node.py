@@ -2,7 +2,9 @@
 
 Outcomes of goals that are not in the episode file (for example goals published by hand) are recorded unscored;
 error outcomes (a rejected goal, a failed action) are recorded with their message, as the in-process run does.
-With ``results_file`` set, the results JSON is rewritten after every subtask.
+With ``results_file`` set, the results JSON is rewritten after every subtask. A subtask of the episode file is
+scored once: a later outcome for it (the controller finishing after the episode player gave up on it at its
+deadline) is logged and dropped.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ class EvaluatorNode(Node):
         self._scorer = SubtaskScorer(episodes, self.params.success_metric, self.params.success_distance_m)
         self.records: list[SubtaskRecord] = []
         self.results: list[SubtaskResult] = []  # everything published, including unscorable outcomes
+        self._scored: set[tuple[str, int]] = set()  # (episode, subtask) of the file already scored
         self._pub = self.create_publisher(SubtaskResult, topics.RESULT, RELIABLE)
         self.create_subscription(SubtaskOutcome, topics.OUTCOME, self._on_outcome, RELIABLE)
         self.get_logger().info(f"evaluator ready ({len(episodes)} episodes known)")
@@ -47,6 +50,11 @@ class EvaluatorNode(Node):
                                   cv.msg_to_stop_decision(msg))
 
     def _on_outcome(self, msg: SubtaskOutcome) -> None:
+        key = (msg.episode_id, msg.subtask_index)
+        if key in self._scored:
+            self.get_logger().warning(f"{msg.episode_id}/{msg.subtask_index}: already scored; a later "
+                                      f"{msg.stop_reason} outcome is dropped ({msg.error or 'no error'})")
+            return
         hdr = cv.header(self.get_clock().now().nanoseconds, topics.MAP_FRAME)
         try:
             record = self._record(msg)
@@ -58,6 +66,8 @@ class EvaluatorNode(Node):
                                    geodesic_m=math.nan, distance_to_goal_m=math.nan, stop_reason="error",
                                    error=msg.error)
         else:
+            if self._scorer.episode(msg.episode_id) is not None:
+                self._scored.add(key)
             self.records.append(record)
             result = cv.record_to_msg(record, hdr)
             if self.params.results_file:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 PACKAGE = "goat_ros"  # the ROS package that installs the executables below, unless a node names another
 
@@ -53,6 +53,9 @@ NODES: dict[str, NodeSpec] = {spec.name: spec for spec in (
     NodeSpec("operator", "operator", "goat_stretch.operator_node:OperatorNode",
              "on the robot: the operator confirms each STOP; writes results and the path log",
              package="goat_stretch"),
+    NodeSpec("live_view", "live_view", "goat_ros.live_view_node:LiveViewNode",
+             "serves the graph's topics to Foxglove / Lichtblick over a Foxglove WebSocket (goat-nav view, "
+             "live_view:=true)"),
     NodeSpec("recorder", "recorder", "goat_ros.recorder_node:RecorderNode",
              "writes the graph's topics into a rosbag2 bag with MCAP storage (only when a run is recorded)"),
 )}
@@ -66,11 +69,18 @@ BRINGUPS: dict[str, tuple[str, ...]] = {
 }
 RECORDER = "recorder"  # joins any bringup when its run is recorded (--record PATH, record:=PATH)
 
-# What a bringup sets differently from the node defaults (before any user override). On the robot the camera,
+SIM_SCENE_ID = "embedded/home_s1234_r5"  # the home `goat-nav launch sim` / sim.launch.py open by default
+
+# What a bringup sets differently from the node defaults (before any user override). The sim bringup opens a home
+# at start-up, so the simulator streams like the robot before any goal; the bench bringup resets per episode and
+# repeats no set (a recorded benchmark holds one set per reset and per action). On the robot the camera,
 # joint states and odometry do not share stamps: the controller groups them around each colour image; and there
 # is no simulator reset: an episode player replaying goals asks the operator to place the robot at each start.
 BRINGUP_PARAMS: dict[str, dict[str, dict[str, Any]]] = {
-    "stretch": {"controller": {"sync_tolerance_s": 0.05}, "episode_player": {"reset_mode": "operator"}},
+    "sim": {"sim_bridge": {"scene_id": SIM_SCENE_ID}},
+    "bench": {"sim_bridge": {"republish_rate_hz": 0.0}},
+    "stretch": {"controller": {"sync_tolerance_s": 0.05},
+                "episode_player": {"reset_mode": "operator", "reset_timeout_s": 900.0}},
 }
 
 
@@ -93,6 +103,22 @@ def bringup_nodes(bringup: str, record: bool = False) -> tuple[str, ...]:
 def repo_config_dir() -> Path:
     """config/ of the source checkout (this file is ros_ws/src/goat_ros/goat_ros/graph.py)."""
     return Path(__file__).resolve().parents[4] / "config"
+
+
+FASTDDS_PROFILE = "fastdds.xml"  # in config/: the transports every node process uses (why: in the file)
+FASTDDS_PROFILE_VARS = ("FASTRTPS_DEFAULT_PROFILES_FILE", "FASTDDS_DEFAULT_PROFILES_FILE")
+
+
+def dds_environment(config_dir: Path, environ: Mapping[str, str]) -> dict[str, str]:
+    """Environment variables to add for node processes: config/fastdds.xml as Fast DDS's profile.
+
+    Nothing when another rmw is chosen or the user already names a Fast DDS profile (theirs wins).
+    """
+    if environ.get("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp") != "rmw_fastrtps_cpp":
+        return {}
+    if any(environ.get(var) for var in FASTDDS_PROFILE_VARS):
+        return {}
+    return {FASTDDS_PROFILE_VARS[0]: str(config_dir / FASTDDS_PROFILE)}
 
 
 def params_args(spec: NodeSpec, config_dir: Path, overrides: dict[str, Any]) -> list[str]:

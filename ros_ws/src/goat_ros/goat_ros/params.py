@@ -11,6 +11,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from goat_core.errors import ConfigError
 from goat_ros import topics
 
 P = TypeVar("P")
@@ -32,6 +33,8 @@ class SimBridgeParams:
     habitat_gpu_device_id: int = _p(0, "habitat: the CUDA device habitat_sim renders on")
     startup_publish_delay_s: float = _p(1.0, "with scene_id set: publish the first observation set this long "
                                               "after start-up, once subscribers are discovered")
+    republish_rate_hz: float = _p(2.0, "while no action moves the robot, publish the latest observation set again, "
+                                        "unchanged (same stamp), at this rate so late subscribers see it; 0: off")
     publish_segmentation: bool = _p(True, "publish ground-truth instance segmentation and its labels")
     frame_prefix: str = _p("", "prefix of the published TF frame names (multi-robot setups)")
     publish_camera_tf: bool = _p(True, "publish base_link -> camera_link -> camera_color_optical_frame; false when "
@@ -65,6 +68,9 @@ class ControllerParams:
     nav2_localizer: str = _p("amcl", "nav2: the localization node waitUntilNav2Active waits for: amcl (also its "
                                      "initial pose), robot_localization (not waited for) or another lifecycle "
                                      "node, e.g. slam_toolbox")
+    nav2_initial_pose: str = _p("", "nav2 with amcl: the robot's pose in the map frame at start-up, 'x_m y_m "
+                                    "yaw_rad'; AMCL is set to it (empty: nav2 mode is refused with amcl, as "
+                                    "nav2_simple_commander would reset AMCL to the map origin)")
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,14 @@ class EpisodePlayerParams:
     start_delay_s: float = _p(1.0, "wait this long after all peers are discovered before the first episode")
     reset_mode: str = _p("sim", "how an episode starts: sim (the simulator's /sim/reset_episode) or operator (on "
                                 "the robot: the operator node asks a person to place the robot at the start)")
+    peers_timeout_s: float = _p(60.0, "start anyway this long after start-up if a peer (reset or render service, "
+                                      "goal subscriber, result publisher) is still missing; its subtasks then end "
+                                      "as errors naming it")
+    reset_timeout_s: float = _p(120.0, "an episode whose reset is not answered within this ends all its subtasks as "
+                                       "errors (the operator reset on the robot waits for a person: longer)")
+    render_timeout_s: float = _p(30.0, "an image goal whose rendering is not answered within this is an error")
+    result_timeout_s: float = _p(1800.0, "a subtask with no SubtaskResult this long after its goal is an error, "
+                                         "and the next one starts (500 actions on the robot take ~15 min)")
 
 
 @dataclass(frozen=True)
@@ -130,6 +144,11 @@ class StretchDriverParams:
     stall_time_s: float = _p(1.5, "no progress for this long is a contact: the base stops, collided is reported")
     obstacle_margin_m: float = _p(0.10, "refuse a forward step when depth shows an obstacle closer than step + this")
     camera_height_m: float = _p(1.31, "head camera optical centre above the floor, for the obstacle check")
+    head_calibration_file: str = _p("", "stretch_ros2's controller_calibration_head.yaml (head angle offsets, as "
+                                        "stretch_driver applies them); empty: uncalibrated, offsets 0")
+    head_camera_sideways: bool = _p(True, "the head camera is mounted on its side (the Stretch's D435i): depth and "
+                                          "intrinsics are turned 90 deg clockwise to upright before the obstacle "
+                                          "check, as stretch_ros2 does; false for an upright camera")
     max_depth_age_s: float = _p(0.5, "a depth frame older than this does not count (forward steps are refused)")
     observation_wait_s: float = _p(1.0, "after an action, wait this long for a depth frame of the new pose")
     accept_cmd_vel: bool = _p(False, "subscribe to /cmd_vel (geometry_msgs/Twist, e.g. from Nav2's controller "
@@ -148,6 +167,15 @@ class OperatorParams:
     path_log_file: str = _p("", "append one JSON line per subtask (verdict and map-frame path); empty: no log")
     prompt_on_stdin: bool = _p(True, "ask on this node's terminal as well as through the service")
     scene_id: str = _p("", "name of the real place (kept in every record; compare pairs goals by it)")
+
+
+@dataclass(frozen=True)
+class LiveViewParams:
+    host: str = _p("127.0.0.1", "address the Foxglove WebSocket server binds to (0.0.0.0: reachable from other "
+                                "machines, e.g. a laptop watching the robot)")
+    port: int = _p(8765, "port of the Foxglove WebSocket server (Foxglove / Lichtblick: ws://HOST:PORT)")
+    jpeg_quality: int = _p(85, "JPEG quality of the served colour image (1-100)")
+    camera_height_m: float = _p(1.31, "head camera height above the floor, for the base_link -> camera_link frame")
 
 
 # What a recorded run holds by default: the robot's sensors and TF, goals, outcomes (the executed actions) and
@@ -181,12 +209,29 @@ PARAMS_BY_NODE: dict[str, type] = {
     "stretch_driver": StretchDriverParams,
     "operator": OperatorParams,
     "recorder": RecorderParams,
+    "live_view": LiveViewParams,
 }
 
 
 def describe(params_type: type) -> dict[str, tuple[Any, str]]:
     """name -> (default, description) of every field of a params dataclass."""
     return {f.name: (f.default, f.metadata.get("description", "")) for f in dataclasses.fields(params_type)}
+
+
+MOTION_MODES = ("discrete", "nav2")  # controller motion_mode
+NAV2_FRAMES = (topics.ODOM_FRAME, topics.MAP_FRAME)  # controller nav2_frame_id
+
+
+def check_controller_params(p: ControllerParams) -> None:
+    """ConfigError naming the first controller motion setting out of its range (checked before anything is built)."""
+    if p.motion_mode not in MOTION_MODES:
+        raise ConfigError(f"controller motion_mode must be one of {', '.join(MOTION_MODES)}, got {p.motion_mode!r}")
+    if p.motion_mode == "nav2" and p.nav2_frame_id not in NAV2_FRAMES:
+        raise ConfigError(f"controller nav2_frame_id must be one of {', '.join(NAV2_FRAMES)}, got "
+                          f"{p.nav2_frame_id!r}")
+    if p.motion_mode == "nav2" and not (p.nav2_standoff_m > 0.0 and p.nav2_timeout_s > 0.0):
+        raise ConfigError(f"controller nav2_standoff_m and nav2_timeout_s must be positive, got "
+                          f"{p.nav2_standoff_m!r} and {p.nav2_timeout_s!r}")
 
 
 def declare(node: Any, params_type: type[P]) -> P:

@@ -25,6 +25,7 @@ RENDER_VIEW = "/sim/render_view"  # goat_interfaces/srv/RenderView
 GOAL = "/goat/goal"  # goat_interfaces/Goal
 OUTCOME = "/goat/subtask_outcome"  # goat_interfaces/SubtaskOutcome (controller, unscored)
 RESULT = "/goat/subtask_result"  # goat_interfaces/SubtaskResult (evaluator, scored)
+CANCEL_GOAL = "/goat/cancel_goal"  # std_msgs/String: end the running subtask (data: its episode id, or empty)
 EPISODES_DONE = "/goat/episodes_done"  # std_msgs/String: the episode player finished its file
 
 # Monitoring (rviz)

@@ -2,32 +2,18 @@
 
 :class:`DiscreteActionExecutor` turns one :class:`~goat_core.types.DiscreteAction` into stretch_body set-points,
 waits for the motion to finish while watching the runstop, progress and a deadline, and returns an
-:class:`ActionOutcome` that says what happened and why. Every way an action can end leaves the base stopped, except
-the ``busy`` refusal, which does not touch a base that the velocity path (:mod:`goat_stretch.velocity`) drives.
+:class:`ActionOutcome` that says what happened and why. Every way an action can end leaves the base stopped (and
+reports the pose where it came to rest: a stop decelerates), except the ``busy`` refusal, which does not touch a
+base that the velocity path (:mod:`goat_stretch.velocity`) drives.
 
 One :class:`BaseArbiter` per robot decides who drives the base: a discrete action or the velocity stream, never
 both. Whoever holds it keeps it until it is done; the other is refused (``busy``) and the refusal is reported. A
 discrete action first waits up to ``ExecutorConfig.base_wait_s`` for a velocity stream to end (a zero command or
 its stale timeout), so an action sent just after Nav2 stopped is not refused.
 
-The stretch_body calls used, as they exist in hello-robot/stretch_body (``body/stretch_body/``):
-
-* ``robot.Robot()``: ``startup()`` opens the devices and starts the status threads (recent releases return
-  False when the hardware cannot be opened); ``push_command()`` sends the queued base/lift/arm set-points;
-  ``is_homed()`` is True once every joint that needs homing was homed (releases before 0.4 name it
-  ``is_calibrated()``; :func:`robot_is_homed` accepts both); ``stop()`` ends the threads at shut-down.
-* ``robot.base`` (``base.py``): ``translate_by(x_m)`` and ``rotate_by(x_r)`` queue incremental position
-  set-points (sent by ``push_command()``); ``set_velocity(v_m, w_r)`` (m/s forward, rad/s counter-clockwise;
-  stretch_body also takes an optional acceleration and contact threshold, unused here) puts both wheels in
-  velocity mode at the next ``push_command()`` and keeps them there until the next command, so
-  ``set_velocity(0.0, 0.0)`` + ``push_command()`` halts a move in progress and is the velocity path's zero;
-  ``status['x']``, ``['y']`` (m) and ``['theta']`` (rad) are the wheel odometry since start-up.
-* ``robot.head`` (``head.py``): ``move_by('head_tilt', x_r)`` (Dynamixel, acts without ``push_command()``);
-  ``status['head_tilt']['pos']`` in rad, positive looks up.
-* ``robot.pimu.status['runstop_event']``: True while the runstop is engaged (the firmware then holds the motors;
-  stretch_body's own ``stretch_robot_home.py`` refuses to home while it is set).
-
-Frames: base odometry is REP 103 (x forward, y left, theta counter-clockwise), the same as ``goat_core``.
+The stretch_body calls are listed, with what the real library does, in :mod:`goat_stretch.body`. Frames: base
+odometry is REP 103 (x forward, y left, yaw counter-clockwise in (-pi, pi]), the same as ``goat_core``; the head
+tilt is stretch_ros2's calibrated angle (:class:`goat_stretch.body.HeadPose`), positive up.
 """
 
 from __future__ import annotations
@@ -38,84 +24,22 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Callable, Iterator, Mapping, Optional, Protocol
+from typing import Callable, Iterator, Optional, Protocol
 
 import numpy as np
 
-from goat_core.errors import GoatError
 from goat_core.frames import wrap_angle_rad
 from goat_core.types import ActionSizes, CameraIntrinsics, DiscreteAction, Pose2D
-
-
-class RobotNotReadyError(GoatError, RuntimeError):
-    """The robot cannot be driven: start-up failed, it is not homed, or the runstop is engaged."""
-
-
-# --------------------------------------------------------------------------------- the stretch_body surface
-
-
-class BaseLike(Protocol):
-    @property
-    def status(self) -> Mapping[str, Any]: ...
-
-    def translate_by(self, x_m: float) -> None: ...
-
-    def rotate_by(self, x_r: float) -> None: ...
-
-    def set_velocity(self, v_m: float, w_r: float) -> None: ...
-
-
-class HeadLike(Protocol):
-    @property
-    def status(self) -> Mapping[str, Any]: ...
-
-    def move_by(self, joint: str, x_r: float) -> None: ...
-
-
-class PimuLike(Protocol):
-    @property
-    def status(self) -> Mapping[str, Any]: ...
-
-
-class RobotLike(Protocol):
-    """The part of ``stretch_body.robot.Robot`` this driver uses (and :mod:`goat_stretch.standin` imitates)."""
-
-    @property
-    def base(self) -> BaseLike: ...
-
-    @property
-    def head(self) -> HeadLike: ...
-
-    @property
-    def pimu(self) -> PimuLike: ...
-
-    def startup(self) -> bool: ...
-
-    def push_command(self) -> None: ...
-
-    def stop(self) -> None: ...
-
-
-def robot_is_homed(robot: Any) -> bool:
-    """``robot.is_homed()``, or ``robot.is_calibrated()`` on stretch_body releases before 0.4."""
-    check = getattr(robot, "is_homed", None) or getattr(robot, "is_calibrated", None)
-    if check is None:
-        raise RobotNotReadyError(f"{type(robot).__name__} has neither is_homed() nor is_calibrated()")
-    return bool(check())
-
-
-def base_pose(robot: RobotLike) -> Pose2D:
-    """Wheel odometry of the base (odom frame, REP 103)."""
-    s = robot.base.status
-    return Pose2D(float(s["x"]), float(s["y"]), float(s["theta"]))
-
-
-def head_tilt_rad(robot: RobotLike) -> float:
-    return float(robot.head.status["head_tilt"]["pos"])
-
-
-def runstop_engaged(robot: RobotLike) -> bool:
-    return bool(robot.pimu.status["runstop_event"])
+from goat_stretch.body import (
+    HeadCalibration,
+    HeadPose,
+    RobotLike,
+    RobotNotReadyError,
+    base_pose,
+    base_settled,
+    robot_is_homed,
+    runstop_engaged,
+)
 
 
 class Clock(Protocol):
@@ -208,13 +132,16 @@ class ExecutorConfig:
     max_depth_m: float = 4.0  # farther returns are ignored (RealSense noise grows with range)
     min_obstacle_points: int = 20  # fewer corridor points than this is treated as noise
     require_depth_for_forward: bool = True  # no depth image: refuse forward steps
-    head_tilt_min_rad: float = -1.53  # head tilt range; commands are clamped into it (check your robot)
-    head_tilt_max_rad: float = 0.79
     base_wait_s: float = 0.0  # wait this long (wall time) for velocity commands to free the base, then refuse (busy)
+    # Deceleration of every stop (set_velocity(0, 0, a)): stretch_body clamps it to the base's max acceleration
+    # (0.3 m/s^2 on an SE3; its default, 0.12, would carry a 0.3 m/s base 0.375 m further).
+    stop_decel_mps2: float = 0.3
+    settle_timeout_s: float = 1.5  # after a stop, wait this long at most for the wheels to come to rest
 
     def __post_init__(self) -> None:
         positive = ("motion_timeout_s", "stall_time_s", "poll_period_s", "position_tolerance_m", "yaw_tolerance_rad",
-                    "tilt_tolerance_rad", "progress_epsilon", "base_radius_m", "robot_height_m", "max_depth_m")
+                    "tilt_tolerance_rad", "progress_epsilon", "base_radius_m", "robot_height_m", "max_depth_m",
+                    "stop_decel_mps2", "settle_timeout_s")
         for name in positive:
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0.0):
@@ -225,9 +152,6 @@ class ExecutorConfig:
                 raise ValueError(f"ExecutorConfig.{name} must be a finite number >= 0, got {value!r}")
         if self.min_obstacle_points < 1:
             raise ValueError(f"ExecutorConfig.min_obstacle_points must be >= 1, got {self.min_obstacle_points!r}")
-        if not self.head_tilt_min_rad < self.head_tilt_max_rad:
-            raise ValueError(f"head tilt range must be increasing, got [{self.head_tilt_min_rad!r}, "
-                             f"{self.head_tilt_max_rad!r}]")
 
 
 # -------------------------------------------------------------------------------------- obstacle check
@@ -321,11 +245,12 @@ class ActionOutcome:
 class DiscreteActionExecutor:
     """One discrete action at a time on a started robot; see the module docstring."""
 
-    def __init__(self, robot: RobotLike, config: Optional[ExecutorConfig] = None,
-                 clock: Optional[Clock] = None) -> None:
+    def __init__(self, robot: RobotLike, config: Optional[ExecutorConfig] = None, clock: Optional[Clock] = None,
+                 head_calibration: Optional[HeadCalibration] = None) -> None:
         self.robot = robot
         self.config = config if config is not None else ExecutorConfig()
         self.clock: Clock = clock if clock is not None else MonotonicClock()
+        self.head = HeadPose(robot, head_calibration)  # calibrated head angles, as stretch_ros2 reports them
         self.arbiter = BaseArbiter()  # shared with a VelocityController on the same robot
         self._cancel = threading.Event()
 
@@ -341,9 +266,18 @@ class DiscreteActionExecutor:
                                      "released and space around the robot) before starting the driver")
 
     def stop_base(self) -> None:
-        """Halt the wheels: zero velocity replaces any position set-point in progress (stretch_body base.py)."""
-        self.robot.base.set_velocity(0.0, 0.0)
+        """Command the wheels to a halt: a zero velocity, reached at ``stop_decel_mps2``, replaces any position move
+        in progress (stretch_body base.py). The base is still decelerating when this returns."""
+        self.robot.base.set_velocity(0.0, 0.0, a=self.config.stop_decel_mps2)
         self.robot.push_command()
+
+    def _halt(self) -> None:
+        """:meth:`stop_base`, then wait (at most ``settle_timeout_s``) for the wheels to come to rest, so the pose
+        reported is where the base stopped."""
+        self.stop_base()
+        deadline = self.clock.now_s() + self.config.settle_timeout_s
+        while not base_settled(self.robot) and self.clock.now_s() < deadline:
+            self.clock.sleep(self.config.poll_period_s)
 
     # -------------------------------------------------------------------------------- actions
     def execute(self, action: DiscreteAction, depth: Optional[DepthSnapshot] = None) -> ActionOutcome:
@@ -363,13 +297,13 @@ class DiscreteActionExecutor:
 
     def _execute(self, action: DiscreteAction, depth: Optional[DepthSnapshot], start_s: float) -> ActionOutcome:
         if runstop_engaged(self.robot):
-            self.stop_base()
+            self._halt()
             return self._outcome(action, StopReason.RUNSTOP, "refused: the runstop is engaged", start_s)
         if not robot_is_homed(self.robot):
-            self.stop_base()
+            self._halt()
             return self._outcome(action, StopReason.NOT_HOMED, "refused: the robot is not homed", start_s)
         if action is DiscreteAction.STOP:
-            self.stop_base()
+            self._halt()
             return self._outcome(action, StopReason.DONE, "stopped", start_s)
         if action is DiscreteAction.MOVE_FORWARD:
             return self._forward(depth, start_s)
@@ -382,14 +316,14 @@ class DiscreteActionExecutor:
         step_m = cfg.sizes.forward_m
         if depth is None:
             if cfg.require_depth_for_forward:
-                self.stop_base()
+                self._halt()
                 return self._outcome(action, StopReason.NO_DEPTH, "refused: no recent depth frame to check the "
                                      "path ahead", start_s)
         else:
             clearance_m = forward_clearance_m(depth, cfg) - cfg.base_radius_m
             needed_m = step_m + cfg.obstacle_margin_m
             if clearance_m < needed_m:
-                self.stop_base()
+                self._halt()
                 return self._outcome(action, StopReason.OBSTACLE, f"refused: obstacle {clearance_m:.2f} m ahead of "
                                      f"the base, a step needs {needed_m:.2f} m", start_s, collided=True)
         start = base_pose(self.robot)
@@ -415,11 +349,12 @@ class DiscreteActionExecutor:
     def _look(self, action: DiscreteAction, start_s: float) -> ActionOutcome:
         cfg = self.config
         delta = cfg.sizes.look_rad if action is DiscreteAction.LOOK_UP else -cfg.sizes.look_rad
-        now = head_tilt_rad(self.robot)
-        target = min(max(now + delta, cfg.head_tilt_min_rad), cfg.head_tilt_max_rad)
+        now = self.head.tilt_rad()
+        low, high = self.head.tilt_limits_rad()  # stretch_body would clip a target beyond them silently
+        target = min(max(now + delta, low), high)
         if abs(target - now) > 1e-6:
-            self.robot.head.move_by("head_tilt", target - now)
-        return self._supervise(action, lambda: abs(target - head_tilt_rad(self.robot)), cfg.tilt_tolerance_rad,
+            self.head.move_tilt_to(target)
+        return self._supervise(action, lambda: abs(target - self.head.tilt_rad()), cfg.tilt_tolerance_rad,
                                start_s, base=False)
 
     def _supervise(self, action: DiscreteAction, remaining: Callable[[], float], tolerance: float, start_s: float,
@@ -430,26 +365,26 @@ class DiscreteActionExecutor:
         last_progress_s = clock.now_s()
         while True:
             if runstop_engaged(self.robot):
-                self.stop_base()
+                self._halt()
                 return self._outcome(action, StopReason.RUNSTOP, "stopped: the runstop was engaged during the "
                                      "motion", start_s)
             if self._cancel.is_set():
-                self.stop_base()
+                self._halt()
                 return self._outcome(action, StopReason.CANCELLED, "stopped: the action was cancelled", start_s)
             error = abs(remaining())
             now_s = clock.now_s()
-            if error <= tolerance:
+            if error <= tolerance and not (base and not base_settled(self.robot)):  # the move itself finished
                 if base:
-                    self.stop_base()  # hold: no residual set-point survives the action
+                    self._halt()  # no residual set-point survives the action
                 return self._outcome(action, StopReason.DONE, "done", start_s)
             if error < best - cfg.progress_epsilon:
                 best, last_progress_s = error, now_s
             if now_s - start_s > cfg.motion_timeout_s:
-                self.stop_base()
+                self._halt()
                 return self._outcome(action, StopReason.TIMEOUT, f"stopped: not at the set-point after "
                                      f"{cfg.motion_timeout_s:.1f} s ({error:.3f} left)", start_s)
             if now_s - last_progress_s > cfg.stall_time_s:
-                self.stop_base()
+                self._halt()
                 return self._outcome(action, StopReason.BLOCKED, f"stopped: no progress for {cfg.stall_time_s:.1f} s "
                                      f"({error:.3f} left), contact assumed", start_s, collided=base)
             clock.sleep(cfg.poll_period_s)
@@ -463,7 +398,7 @@ class DiscreteActionExecutor:
     def _outcome(self, action: DiscreteAction, reason: StopReason, message: str, start_s: float,
                  collided: bool = False) -> ActionOutcome:
         try:
-            pose, tilt = base_pose(self.robot), head_tilt_rad(self.robot)
+            pose, tilt = base_pose(self.robot), self.head.tilt_rad()
         except (KeyError, TypeError, RuntimeError):
             pose, tilt = Pose2D(math.nan, math.nan, math.nan), math.nan
         return ActionOutcome(action=DiscreteAction(action), reason=reason, message=message, pose=pose,

@@ -24,7 +24,6 @@ logged once (a warning for a safety rule), not every message.
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from typing import Any, Optional
@@ -38,64 +37,20 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import CameraInfo, Image, JointState
 from tf2_msgs.msg import TFMessage
 
-from goat_core.types import ActionSizes, CameraIntrinsics, DiscreteAction
+from goat_core.types import CameraIntrinsics, DiscreteAction
 from goat_interfaces.action import ExecuteAction
 from goat_ros import conversions as cv
 from goat_ros import topics
 from goat_ros.params import StretchDriverParams, declare
-from goat_stretch.driver import (
-    DepthSnapshot,
-    DiscreteActionExecutor,
-    ExecutorConfig,
-    MonotonicClock,
-    RobotLike,
-    RobotNotReadyError,
-    base_pose,
-    head_tilt_rad,
-)
-from goat_stretch.velocity import VelocityConfig, VelocityController, VelocityOutcome, VelocityReason
+from goat_stretch.body import RobotLike, RobotNotReadyError, base_pose
+from goat_stretch.bringup import executor_config, head_calibration, make_robot, shutdown_exceptions, velocity_config
+from goat_stretch.camera import head_depth_snapshot
+from goat_stretch.driver import DepthSnapshot, DiscreteActionExecutor, MonotonicClock
+from goat_stretch.velocity import VelocityController, VelocityOutcome, VelocityReason
 
 SENSOR_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 HEAD_JOINTS = ("joint_head_pan", "joint_head_tilt")  # stretch_ros2 names; tilt > 0 looks up
-BACKENDS = ("stretch_body", "standin")
 CMD_VEL = "/cmd_vel"  # Nav2's default output; stretch_ros2's driver listens on /stretch/cmd_vel (remap if needed)
-
-
-def executor_config(params: StretchDriverParams) -> ExecutorConfig:
-    sizes = ActionSizes(forward_m=params.forward_m, turn_rad=math.radians(params.turn_deg),
-                        look_rad=math.radians(params.look_deg))
-    # With cmd_vel, a discrete action that arrives while a velocity stream is ending waits for it, at most until the
-    # stream's stale zero (timeout + one check period), and is refused after that.
-    base_wait_s = (params.cmd_vel_timeout_s + 1.0 / params.cmd_vel_check_rate_hz) if params.accept_cmd_vel else 0.0
-    return ExecutorConfig(sizes=sizes, motion_timeout_s=params.motion_timeout_s, stall_time_s=params.stall_time_s,
-                          obstacle_margin_m=params.obstacle_margin_m, base_wait_s=base_wait_s)
-
-
-def velocity_config(params: StretchDriverParams) -> VelocityConfig:
-    return VelocityConfig(max_linear_mps=params.cmd_vel_max_linear_mps,
-                          max_angular_radps=params.cmd_vel_max_angular_radps, timeout_s=params.cmd_vel_timeout_s,
-                          obstacle_margin_m=params.cmd_vel_obstacle_margin_m)
-
-
-def make_robot(backend: str) -> RobotLike:
-    """A started-up robot of ``backend``; raises RobotNotReadyError naming what failed."""
-    if backend == "stretch_body":
-        try:
-            import stretch_body.robot
-        except ImportError as exc:
-            raise RobotNotReadyError(f"robot_backend 'stretch_body' needs hello-robot-stretch-body ({exc})") from None
-        robot: RobotLike = stretch_body.robot.Robot()
-    elif backend == "standin":
-        from goat_stretch.standin import StandinRobot
-
-        robot = StandinRobot(clock=MonotonicClock())
-    else:
-        raise RobotNotReadyError(f"robot_backend must be one of {BACKENDS}, got {backend!r}")
-    # Releases before 0.4 return None from startup(); only an explicit False is a failure.
-    if robot.startup() is False:
-        raise RobotNotReadyError("stretch_body could not start the robot (is another process, e.g. "
-                                 "stretch_driver, holding it? is the robot powered?)")
-    return robot
 
 
 class StretchDriverNode(Node):
@@ -103,8 +58,11 @@ class StretchDriverNode(Node):
                  robot: Optional[RobotLike] = None) -> None:
         super().__init__(name, cli_args=cli_args)
         self.params = declare(self, StretchDriverParams)
+        calibration = head_calibration(self.params)  # a bad file fails before the robot is taken
         self._robot = robot if robot is not None else make_robot(self.params.robot_backend)
-        self._executor = DiscreteActionExecutor(self._robot, executor_config(self.params), MonotonicClock())
+        self._executor = DiscreteActionExecutor(self._robot, executor_config(self.params), MonotonicClock(),
+                                                calibration)
+        self._head = self._executor.head  # calibrated angles, as stretch_ros2 publishes them
         try:
             self._executor.check_ready()
         except RobotNotReadyError as exc:
@@ -156,8 +114,8 @@ class StretchDriverNode(Node):
         age_s = (self.get_clock().now().nanoseconds - depth[0]) * 1e-9
         if age_s > self.params.max_depth_age_s:
             return None
-        return DepthSnapshot(cv.image_to_depth(depth[1]), intr, head_tilt_rad(self._robot),
-                             self.params.camera_height_m)
+        return head_depth_snapshot(cv.image_to_depth(depth[1]), intr, self._head.tilt_rad(),
+                                   self.params.camera_height_m, self.params.head_camera_sideways)
 
     def _depth_after(self, after_ns: int) -> Optional[int]:
         """Stamp (ns) of the first depth frame received after ``after_ns``, waiting up to observation_wait_s."""
@@ -243,13 +201,12 @@ class StretchDriverNode(Node):
 
     # ----------------------------------------------------------------------------------------- state
     def _publish_state(self) -> None:
-        pose, tilt = base_pose(self._robot), head_tilt_rad(self._robot)
+        pose, tilt = base_pose(self._robot), self._head.tilt_rad()
         stamp_ns = self.get_clock().now().nanoseconds
         odom_hdr = cv.header(stamp_ns, topics.ODOM_FRAME)
         self._pub_odom.publish(cv.odometry(pose, odom_hdr, topics.BASE_FRAME))
-        pan = float(self._robot.head.status["head_pan"]["pos"])
         self._pub_joints.publish(JointState(header=cv.header(stamp_ns, ""), name=list(HEAD_JOINTS),
-                                            position=[pan, tilt]))
+                                            position=[self._head.pan_rad(), tilt]))
         self._pub_tf.publish(TFMessage(transforms=[cv.transform(odom_hdr, topics.BASE_FRAME,
                                                                 (pose.x_m, pose.y_m, 0.0),
                                                                 cv.yaw_to_quaternion(pose.yaw_rad))]))
@@ -267,7 +224,7 @@ class StretchDriverNode(Node):
 def main(args: Optional[list[str]] = None) -> None:
     """``ros2 run goat_stretch stretch_driver``: a multi-threaded executor, so sensors arrive during a motion."""
     import rclpy
-    from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+    from rclpy.executors import MultiThreadedExecutor
 
     rclpy.init(args=args)
     node: Optional[StretchDriverNode] = None
@@ -276,7 +233,7 @@ def main(args: Optional[list[str]] = None) -> None:
         executor = MultiThreadedExecutor(num_threads=4)  # sensors, an action, cmd_vel and its check, cancels
         executor.add_node(node)
         executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
+    except shutdown_exceptions():  # Ctrl-C, also as stretch_body's own ThreadServiceExit
         pass
     finally:
         if node is not None:

@@ -2,8 +2,18 @@
 
 The pose computation and the decision to hand over are plain Python (tested without ROS). :class:`Nav2GoalSender`
 wraps ``nav2_simple_commander.robot_navigator.BasicNavigator`` (``goToPose(PoseStamped)``, ``isTaskComplete()``,
-``getResult()`` -> ``TaskResult``, ``cancelTask()``, ``waitUntilNav2Active()``); it is imported only when the
-sender builds its own navigator, so this module loads where Nav2 is not installed.
+``getResult()`` -> ``TaskResult``, ``cancelTask()``, ``waitUntilNav2Active()``, ``setInitialPose()``); it is
+imported only when the sender builds its own navigator, so this module loads where Nav2 is not installed.
+
+What BasicNavigator does, by release (navigation2 ``nav2_simple_commander/nav2_simple_commander/
+robot_navigator.py``, branches humble, jazzy and kilted), and what the sender does about it:
+
+* ``waitUntilNav2Active(localizer='amcl')`` publishes ``initial_pose`` (the map origin unless
+  ``setInitialPose`` was called) until ``amcl_pose`` arrives, which resets a localised AMCL to the origin. The
+  sender sets the robot's pose first (``initial_pose``) and refuses amcl without one.
+* ``localizer='robot_localization'`` (not a lifecycle node): jazzy and kilted skip waiting for it; humble waits
+  for ``robot_localization/get_state`` forever. The sender then waits for the navigator instead, on every release.
+* ``goToPose`` returns False when the goal is rejected (humble, jazzy) or None (kilted): both are a rejection.
 
 Approach pose: stand ``standoff_m`` beyond the instance's footprint (half the diagonal of its xy bounding box,
 so large furniture is approached from its edge), facing the instance's centroid. Candidates lie on that circle;
@@ -155,11 +165,13 @@ class Nav2GoalSender:
     :meth:`start_waiting_until_active` run them in one worker thread at a time and report through a callback.
     """
 
-    def __init__(self, frame_id: str = "map", navigator: Any = None, localizer: str = "amcl") -> None:
+    def __init__(self, frame_id: str = "map", navigator: Any = None, localizer: str = "amcl",
+                 initial_pose: Optional[Pose2D] = None) -> None:
         self._owns_navigator = navigator is None
         self._navigator = _basic_navigator() if navigator is None else navigator
         self._frame_id = frame_id
         self._localizer = localizer
+        self._initial_pose = initial_pose  # amcl: the robot's pose in the map frame, set before waiting
         self._ready = threading.Event()
         self._cancel = threading.Event()
         self._worker: Optional[threading.Thread] = None
@@ -185,15 +197,28 @@ class Nav2GoalSender:
         return msg
 
     def wait_until_active(self) -> None:
-        """Block until Nav2's navigator and the ``localizer`` lifecycle node are active (amcl: and localised)."""
-        self._navigator.waitUntilNav2Active(localizer=self._localizer)
+        """Block until Nav2's navigator and the ``localizer`` lifecycle node are active (amcl: and localised at
+        ``initial_pose``); GoatError for amcl without an initial pose (see the module docstring)."""
+        localizer = self._localizer
+        if localizer == "amcl":
+            if self._initial_pose is None:
+                raise GoatError("nav2 with amcl needs the robot's initial pose in the map frame "
+                                "(nav2_initial_pose): without it BasicNavigator.waitUntilNav2Active publishes the "
+                                "map origin as AMCL's initial pose")
+            pose = self._initial_pose
+            msg = self.pose_stamped(pose)
+            msg.header.frame_id = "map"  # AMCL's initial pose is in the map frame
+            self._navigator.setInitialPose(msg)
+        elif localizer == "robot_localization":
+            localizer = "bt_navigator"  # a lifecycle node that exists: humble would wait for get_state forever
+        self._navigator.waitUntilNav2Active(localizer=localizer)
         self._ready.set()
 
     def go_to(self, pose: Pose2D, timeout_s: float = 120.0,
               cancel: Optional[threading.Event] = None) -> Nav2Outcome:
         """Drive to ``pose`` (in ``frame_id``) and block until Nav2 is done, ``timeout_s`` passed or ``cancel``
         was set (both cancel the Nav2 goal)."""
-        if self._navigator.goToPose(self.pose_stamped(pose)) is False:
+        if not self._navigator.goToPose(self.pose_stamped(pose)):  # False (humble, jazzy) or None (kilted)
             return Nav2Outcome.REJECTED  # its result would otherwise be the previous goal's
         deadline = time.monotonic() + timeout_s
         while not self._navigator.isTaskComplete():
@@ -253,3 +278,17 @@ class Nav2GoalSender:
             self._worker.join(join_timeout_s)
         if self._owns_navigator:
             self._navigator.destroy_node()
+
+
+def parse_initial_pose(text: str) -> Optional[Pose2D]:
+    """``"x_m y_m yaw_rad"`` (the nav2_initial_pose parameter) as a Pose2D; None for an empty string; GoatError
+    naming the value otherwise."""
+    if not text.strip():
+        return None
+    try:
+        values = [float(v) for v in text.replace(",", " ").split()]
+    except ValueError:
+        values = []
+    if len(values) != 3 or not all(math.isfinite(v) for v in values):
+        raise GoatError(f"nav2_initial_pose must be 'x_m y_m yaw_rad' (three finite numbers), got {text!r}")
+    return Pose2D(*values)

@@ -1,17 +1,22 @@
 """STAND-IN FOR TESTS: the smallest faithful imitation of the stretch_body calls goat_stretch uses.
 
 This is not stretch_body and drives no hardware. It imitates, on a simulated clock, exactly the surface of
-:class:`goat_stretch.driver.RobotLike`:
+:class:`goat_stretch.body.RobotLike`. The same driver runs on the real stretch_body classes over fake USB boards in
+``tests/real_stretch`` (real parameters, deceleration, odometry); this stand-in keeps the fast, clock-driven unit
+tests and the ROS node tests that do not need the real package. Differences from stretch_body, on purpose:
+a stop is instant (the real base decelerates at ``a``), and the head's soft tilt range is fixed (SE3 values).
 
 * ``startup()`` -> bool, ``stop()``, ``is_homed()``, ``push_command()``;
 * ``base.translate_by(x_m)`` / ``base.rotate_by(x_r)`` queue an incremental set-point that starts moving only at
-  the next ``push_command()`` (as stretch_body queues stepper commands); ``base.set_velocity(v_m, w_r)``
-  (stretch_body ``base.py``: forward m/s, counter-clockwise rad/s; its optional acceleration and contact arguments
-  are not imitated) switches the base to velocity mode at the next ``push_command()``, where it keeps moving at
+  the next ``push_command()`` (as stretch_body queues stepper commands); ``base.set_velocity(v_m, w_r, a=None)``
+  (stretch_body ``base.py``: forward m/s, counter-clockwise rad/s; the acceleration ``a`` is accepted and not
+  imitated) switches the base to velocity mode at the next ``push_command()``, where it keeps moving at
   that velocity until the next pushed command, so ``set_velocity(0, 0)`` stops any move; ``base.status`` holds
-  ``x``, ``y``, ``theta`` odometry;
+  ``x``, ``y``, ``theta`` odometry (theta in [0, 2 pi), as stretch_body's) and the wheels' ``is_moving`` /
+  ``is_mg_moving`` flags;
 * ``head.move_by('head_tilt', x_r)`` starts at once (the head is a Dynamixel chain, which stretch_body does not
-  route through ``push_command()``); ``head.status['head_tilt']['pos']``;
+  route through ``push_command()``), clipped to the joint's soft range as stretch_body clips it;
+  ``head.status['head_tilt']['pos']``; ``head.get_joint('head_tilt').get_soft_motion_limits()``;
 * ``pimu.status['runstop_event']``; while it is set every motion halts and pushed set-points are dropped.
 
 Motion is simulated at constant speed (velocity mode: exactly the commanded velocity, no acceleration limit and no
@@ -83,7 +88,7 @@ class StandinBase:
     def rotate_by(self, x_r: float) -> None:
         self._pending = ("rotate", float(x_r))
 
-    def set_velocity(self, v_m: float, w_r: float) -> None:
+    def set_velocity(self, v_m: float, w_r: float, a: Optional[float] = None) -> None:
         if v_m == 0.0 and w_r == 0.0:
             self._pending = ("stop", 0.0)
         else:
@@ -159,8 +164,22 @@ class StandinBase:
     @property
     def status(self) -> dict[str, Any]:
         self._robot._update()
-        theta = (self._yaw.position + math.pi) % (2.0 * math.pi) - math.pi
-        return {"x": self._x_m, "y": self._y_m, "theta": theta}
+        theta = self._yaw.position % (2.0 * math.pi)  # stretch_body's odometry theta runs 0..2 pi
+        moving = self._travel.target is not None or self._yaw.target is not None or self._velocity is not None
+        wheel = {"is_moving": moving, "is_mg_moving": moving}
+        return {"x": self._x_m, "y": self._y_m, "theta": theta, "left_wheel": dict(wheel), "right_wheel": dict(wheel)}
+
+
+# The SE3 head tilt's soft range (rad, positive up) as stretch_body 0.7.31 derives it from robot_params_SE3.
+HEAD_TILT_SOFT_LIMITS_RAD = (HEAD_TILT_MIN_RAD, HEAD_TILT_MAX_RAD) = (-1.69, 0.42)
+
+
+class StandinJoint:
+    def __init__(self, limits: tuple[float, float]) -> None:
+        self._limits = limits
+
+    def get_soft_motion_limits(self) -> list[float]:
+        return list(self._limits)
 
 
 class StandinHead:
@@ -173,7 +192,12 @@ class StandinHead:
             raise ValueError(f"joint must be 'head_pan' or 'head_tilt', got {joint!r}")
         if joint == "head_tilt" and not self._robot.runstop:
             self._robot._update()
-            self._tilt.target = self._tilt.position + float(x_r)
+            self._tilt.target = min(max(self._tilt.position + float(x_r), HEAD_TILT_MIN_RAD), HEAD_TILT_MAX_RAD)
+
+    def get_joint(self, joint_name: str) -> StandinJoint:
+        if joint_name != "head_tilt":
+            raise ValueError(f"the stand-in head has soft limits for 'head_tilt' only, got {joint_name!r}")
+        return StandinJoint(HEAD_TILT_SOFT_LIMITS_RAD)
 
     def _halt(self) -> None:
         self._tilt.target = None

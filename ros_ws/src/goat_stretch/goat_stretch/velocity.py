@@ -31,14 +31,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Callable, Optional
 
-from goat_stretch.driver import (
-    BaseHolder,
-    DepthSnapshot,
-    DiscreteActionExecutor,
-    forward_clearance_m,
-    robot_is_homed,
-    runstop_engaged,
-)
+from goat_stretch.body import robot_is_homed, runstop_engaged
+from goat_stretch.driver import BaseHolder, DepthSnapshot, DiscreteActionExecutor, forward_clearance_m
 
 DepthSource = Callable[[], Optional[DepthSnapshot]]  # the latest fresh depth frame, None if there is none
 
@@ -241,7 +235,10 @@ class VelocityController:
         return self._outcome(reason, message)
 
     def _push(self, linear: float, angular: float) -> None:
-        self.robot.base.set_velocity(linear, angular)
+        # stretch_body ramps to a new velocity at its default acceleration (0.12 m/s^2 on an SE3); a zero is reached
+        # at the executor's stop deceleration, as every stop is.
+        accel = self.executor_config.stop_decel_mps2 if linear == 0.0 and angular == 0.0 else None
+        self.robot.base.set_velocity(linear, angular, a=accel)
         self.robot.push_command()
         self._applied = (linear, angular)
 

@@ -275,3 +275,13 @@ class OccupancyGrid:
     def explored_area_m2(self) -> float:
         box = self.known_box(0)
         return float(np.count_nonzero(self.explored[box.slices()])) * self.resolution_m ** 2
+
+    def known_values(self, margin_cells: int) -> tuple[np.ndarray, tuple[float, float]]:
+        """The observed part as int8 (100 obstacle, 0 explored free, -1 unknown; axis 0 x, axis 1 y) and the
+        episode xy of its cell (0, 0)'s corner: what rviz's and Foxglove's occupancy displays draw."""
+        box = self.known_box(margin_cells)
+        values = np.full((box.i1 - box.i0, box.j1 - box.j0), -1, dtype=np.int8)
+        values[self.explored[box.slices()] > 0] = 0
+        values[self.obstacle[box.slices()] > 0] = 100
+        return values, (float(self.origin_xy_m[0] + box.i0 * self.resolution_m),
+                        float(self.origin_xy_m[1] + box.j0 * self.resolution_m))

@@ -49,6 +49,15 @@ class KeyframeObserver(Protocol):
 
 
 @runtime_checkable
+class GoalNoter(Protocol):
+    """A matcher that can say, after ``set_goal``, that it cannot take the goal at its word (a category the detector
+    does not know): one line naming the goal and what the matcher does instead, for the user's log."""
+
+    @property
+    def goal_note(self) -> Optional[str]: ...
+
+
+@runtime_checkable
 class CandidateFilter(Protocol):
     """A matcher that can tell, for the current goal, which remembered instances may be the goal at all (an image
     goal that names its category admits only instances of it); the agent inspects and falls back only to those."""

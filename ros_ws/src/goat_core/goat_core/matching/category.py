@@ -176,6 +176,16 @@ class CategoryMatcher:
         self.ranking = exact + tuple((label, sim) for label, sim in resolver.rank(goal.category)
                                      if label != self.resolution.category)
 
+    @property
+    def goal_note(self) -> Optional[str]:
+        """A warning when the goal's category is no label the detector knows (GoalNoter); None otherwise."""
+        r = self.resolution
+        if r is None or r.exact or r.similarity >= self.config.min_similarity:
+            return None
+        return (f"category goal {r.phrase!r} is not a label the detector knows (closest: {r.category!r}, similarity "
+                f"{r.similarity:.2f} < {self.config.min_similarity}); the robot explores for it and may end at a "
+                f"{r.category} or the most similar label it has seen, never confidently")
+
     def candidates(self, instances: Mapping[int, Instance]) -> list[ScoredInstance]:
         """Instances of the resolved label, most observed (then largest) first; score = label similarity."""
         if self.resolution is None:

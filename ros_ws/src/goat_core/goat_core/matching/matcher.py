@@ -58,6 +58,11 @@ class ModalityMatcher:
         self.image.candidates_share_category = matcher is self.image and self._image_label is not None
         self._active = matcher
 
+    @property
+    def goal_note(self) -> Optional[str]:
+        """The category matcher's warning while a category goal is set (GoalNoter)."""
+        return self.category.goal_note if self._active is self.category else None
+
     def _resolve_image_category(self, category: str, vocabulary: Sequence[str]) -> None:
         """The label an image goal's category names; a category the detector does not know restricts nothing
         (its most similar label would exclude the goal itself)."""

@@ -1,0 +1,140 @@
+"""Parallel and cluster evaluation (issue 12): serial vs ``--workers 2`` vs a two-node Ray cluster on this machine.
+
+    python benchmarks/bench_parallel.py --episodes 8 --seed 5000 --repeats 3
+
+Each repeat runs the same ``goat-nav bench`` command three times as a child process and times it from start to
+exit (episode generation, Ray start-up and shut-down included):
+
+1. serial: one worker in the command's process (no Ray);
+2. ``--workers 2``: a local Ray runtime that the command starts and stops;
+3. ``--ray-address``: a cluster of two Ray nodes of one CPU each, started on this machine before the repeats with
+   ``ray start --head --num-cpus 1`` and ``ray start --address ... --num-cpus 1`` (goat_nav.ray_cluster), each node
+   with its own temporary folder and ports, stopped at the end.
+
+Printed: the wall times and their medians, the speed-up of each parallel run over the serial one (target: >= 1.6x
+for ``--workers 2`` on a 2-core machine), the peak memory of the serial process and of each worker process (the
+command's ``workers:`` line), the load average before each run (other jobs on the machine slow the runs down), and
+whether every run gave the serial run's records (they must: SR/SPL and actions do not depend on the workers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from goat_nav.ray_cluster import LocalCluster
+
+GOAT_NAV = str(Path(sys.executable).parent / "goat-nav")
+
+
+@dataclass
+class Run:
+    how: str
+    wall_s: float
+    load_1min: float
+    peak_mb: list[float] = field(default_factory=list)  # per worker process
+    nodes: int = 1  # Ray nodes the workers ran on
+    subtasks: list[Any] = field(default_factory=list)
+    sr: float = 0.0
+    spl: float = 0.0
+
+
+def _bench(args: argparse.Namespace, out: Path, extra: list[str], env: Optional[dict[str, str]] = None) -> Run:
+    cmd = [GOAT_NAV, "bench", "--episodes", str(args.episodes), "--seed", str(args.seed), "--quiet",
+           "--out", str(out), *extra]
+    if args.max_actions is not None:
+        cmd += ["--max-actions", str(args.max_actions)]
+    load = os.getloadavg()[0]
+    log = out.with_suffix(".log")
+    started = time.monotonic()
+    with open(log, "w") as stream:
+        child = subprocess.Popen(cmd, stdout=stream, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
+        _, status, usage = os.wait4(child.pid, 0)  # this child's own peak memory (ru_maxrss, kB)
+    wall_s = time.monotonic() - started
+    child.returncode = os.waitstatus_to_exitcode(status)
+    output = log.read_text()
+    if child.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({child.returncode}):\n{output[-3000:]}")
+    run = Run(how="serial" if not extra else " ".join(extra), wall_s=wall_s, load_1min=load)
+    workers = re.search(r"on (\d+) node\(s\) .*peak memory per worker \[([0-9., ]*)\] MB", output)
+    if workers:
+        run.nodes = int(workers.group(1))
+        run.peak_mb = [float(x) for x in workers.group(2).split(",") if x.strip()]
+    else:  # serial: the command's own process is the worker
+        run.peak_mb = [usage.ru_maxrss / 1024.0]
+    data = json.loads(out.read_text())
+    run.subtasks = data["subtasks"]
+    run.sr, run.spl = data["summary"]["success_rate"], data["summary"]["spl"]
+    return run
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--episodes", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=5000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--max-actions", type=int, default=None, help="budget per subtask (default: 500)")
+    parser.add_argument("--skip-cluster", action="store_true", help="only serial and --workers 2")
+    args = parser.parse_args()
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()}", flush=True)
+    root = Path(tempfile.mkdtemp(prefix="bench-parallel-"))
+    runs: list[Run] = []
+    cluster: Optional[LocalCluster] = None
+    try:
+        if not args.skip_cluster:
+            started = time.monotonic()
+            cluster = LocalCluster((1, 1)).start()
+            print(f"two-node cluster at {cluster.address} up in {time.monotonic() - started:.1f} s", flush=True)
+        for repeat in range(args.repeats):
+            plans: list[tuple[list[str], Optional[dict[str, str]]]] = [([], None), (["--workers", "2"], None)]
+            if cluster is not None:
+                plans.append((["--ray-address", cluster.address], cluster.driver_env))
+            for k, (extra, env) in enumerate(plans):
+                run = _bench(args, root / f"r{repeat}-{k}.json", extra, env)
+                runs.append(run)
+                print(f"repeat {repeat}: {run.how:<32} {run.wall_s:7.1f} s  load {run.load_1min:5.2f}  "
+                      f"{len(run.peak_mb)} worker(s) on {run.nodes} node(s), peak "
+                      f"{', '.join(f'{m:.0f}' for m in run.peak_mb)} MB  SR {run.sr:.3f} SPL {run.spl:.3f}",
+                      flush=True)
+    finally:
+        if cluster is not None:
+            cluster.stop()
+        shutil.rmtree(root, ignore_errors=True)
+    _report(runs)
+    return 0
+
+
+def _report(runs: list[Run]) -> None:
+    serial = [r for r in runs if r.how == "serial"]
+    reference = serial[0].subtasks
+    same = all(r.subtasks == reference for r in runs)
+    base = statistics.median(r.wall_s for r in serial)
+    print(f"\n{'run':<34}{'median s':>10}{'speed-up':>10}{'runs':>6}  peak MB per worker (max over runs)")
+    for how in dict.fromkeys(r.how for r in runs):
+        group = [r for r in runs if r.how == how]
+        median = statistics.median(r.wall_s for r in group)
+        peaks = [max(r.peak_mb[i] for r in group if i < len(r.peak_mb)) for i in range(max(len(r.peak_mb)
+                                                                                             for r in group))]
+        print(f"{how:<34}{median:>10.1f}{base / median:>9.2f}x{len(group):>6}  "
+              f"{', '.join(f'{p:.0f}' for p in peaks)}")
+    episodes = len({(r["scene_id"], r["episode_id"]) for r in reference})
+    actions = sum(r["num_actions"] for r in reference)
+    print(f"per episode (serial): {base / episodes:.1f} s, {actions / episodes:.0f} actions "
+          f"({1000.0 * base / max(actions, 1):.0f} ms per action, generation and start-up included)")
+    print(f"load average (1 min) before the runs: {', '.join(f'{r.load_1min:.2f}' for r in runs)}")
+    print(f"every run gave the serial run's records (actions, SR, SPL): {'yes' if same else 'NO'}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,214 @@
+"""goat_stretch's discrete-action executor on the real stretch_body classes (Robot, base, pimu, head), fake boards.
+
+Motion happens in real time (stretch_body's status threads and the fake firmware run on the wall clock), so the
+assertions leave room for control tolerances; each test checks what the robot did through stretch_body's own
+status and what the boards were told.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import sysconfig
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+from goat_core.types import ActionSizes, CameraIntrinsics, DiscreteAction
+from goat_stretch.driver import (
+    DepthSnapshot,
+    DiscreteActionExecutor,
+    ExecutorConfig,
+    MonotonicClock,
+    RobotNotReadyError,
+    StopReason,
+)
+
+pytestmark = pytest.mark.real_stretch_body
+
+REPO = Path(__file__).resolve().parents[2]
+INTR = CameraIntrinsics.from_hfov(90, 160, math.radians(42.0))
+MODE_SAFETY, MODE_VEL_PID, MODE_POS_TRAJ_INCR = 0, 4, 8
+
+
+def _open_depth() -> DepthSnapshot:
+    return DepthSnapshot(np.zeros((INTR.height, INTR.width), np.float32), INTR, 0.0, 1.31)
+
+
+def _wall_depth(distance_m: float) -> DepthSnapshot:
+    return DepthSnapshot(np.full((INTR.height, INTR.width), distance_m, np.float32), INTR, 0.0, 1.31)
+
+
+def _executor(robot: Any, **config: Any) -> DiscreteActionExecutor:
+    return DiscreteActionExecutor(robot, ExecutorConfig(**config), MonotonicClock())
+
+
+def _assert_base_stopped(fake: Any) -> None:
+    """The last command the wheels took is a stop (zero velocity, or safety from the runstop / shut-down)."""
+    mode, _, v_des = fake.wheel_commands()[-1]
+    assert mode == MODE_SAFETY or (mode == MODE_VEL_PID and v_des == 0.0), fake.wheel_commands()[-1]
+
+
+def test_stretch_body_is_the_installed_package_not_a_copy_in_this_repository() -> None:
+    import stretch_body
+    import stretch_body.robot
+
+    path = Path(stretch_body.__file__).resolve()
+    site = {Path(sysconfig.get_paths()[key]).resolve() for key in ("purelib", "platlib")}
+    assert any(path.is_relative_to(s) for s in site), f"{path} is not in site-packages {site}"
+    tracked = [p for p in REPO.rglob("stretch_body") if ".venv" not in p.parts and "site-packages" not in p.parts]
+    assert tracked == [], f"a stretch_body copy lives in the repository: {tracked}"
+    assert stretch_body.__version__ == "0.7.31"
+    # (goat_stretch.standin may be imported too: the whole suite collects the stand-in's tests in the same process.)
+    assert "stretch_body.robot" in sys.modules
+
+
+def test_forward_step_moves_a_quarter_metre(stretch: Callable[..., Any]) -> None:
+    robot, fake = stretch()
+    out = _executor(robot).execute(DiscreteAction.MOVE_FORWARD, _open_depth())
+    assert out.reason is StopReason.DONE and out.success and not out.collided, out.message
+    assert out.pose.x_m == pytest.approx(0.25, abs=0.01) and out.pose.y_m == pytest.approx(0.0, abs=0.01)
+    assert fake.base_travel_m() == pytest.approx(out.pose.x_m, abs=0.02)  # odometry matches the wheels
+    assert (MODE_POS_TRAJ_INCR, pytest.approx(0.25 / fake.meters_per_motor_rad(), rel=1e-3),
+            pytest.approx(0.12 / fake.meters_per_motor_rad(), rel=1e-3)) in fake.wheel_commands()
+    _assert_base_stopped(fake)
+
+
+@pytest.mark.parametrize(("action", "turn_deg"), [(DiscreteAction.TURN_LEFT, 30.0), (DiscreteAction.TURN_RIGHT, 30.0),
+                                                  (DiscreteAction.TURN_RIGHT, 10.0)])
+def test_turn_reports_a_signed_yaw(stretch: Callable[..., Any], action: DiscreteAction, turn_deg: float) -> None:
+    robot, fake = stretch()
+    executor = _executor(robot, sizes=ActionSizes(turn_rad=math.radians(turn_deg)))
+    out = executor.execute(action)
+    sign = 1.0 if action is DiscreteAction.TURN_LEFT else -1.0
+    assert out.reason is StopReason.DONE, out.message
+    # stretch_body's theta runs 0..2 pi (a right turn reads 2 pi - 30 deg); the executor reports it in (-pi, pi].
+    assert out.pose.yaw_rad == pytest.approx(sign * math.radians(turn_deg), abs=math.radians(2.0))
+    assert math.hypot(out.pose.x_m, out.pose.y_m) < 0.01
+    _assert_base_stopped(fake)
+
+
+def test_turn_then_forward_follows_the_heading(stretch: Callable[..., Any]) -> None:
+    robot, _ = stretch()
+    executor = _executor(robot, sizes=ActionSizes(forward_m=0.1))
+    assert executor.execute(DiscreteAction.TURN_LEFT).reason is StopReason.DONE
+    out = executor.execute(DiscreteAction.MOVE_FORWARD, _open_depth())
+    assert out.reason is StopReason.DONE, out.message
+    assert math.hypot(out.pose.x_m, out.pose.y_m) == pytest.approx(0.1, abs=0.02)
+    assert math.atan2(out.pose.y_m, out.pose.x_m) == pytest.approx(math.radians(30.0), abs=math.radians(3.0))
+
+
+def test_look_down_then_up_and_up_is_clamped_to_the_heads_range(stretch: Callable[..., Any]) -> None:
+    robot, fake = stretch()
+    executor = _executor(robot)
+    down = executor.execute(DiscreteAction.LOOK_DOWN)
+    assert down.reason is StopReason.DONE and down.camera_tilt_rad == pytest.approx(math.radians(-30.0), abs=0.04)
+    assert fake.wheel_commands()[-1][0] == MODE_SAFETY  # the base was never commanded
+    assert executor.execute(DiscreteAction.LOOK_UP).camera_tilt_rad == pytest.approx(0.0, abs=0.04)
+    # The SE3 head tilts up to its soft limit (about 0.42 rad), short of another 30 deg step: the step stops there.
+    limit = robot.head.get_joint("head_tilt").get_soft_motion_limits()[1]
+    up = executor.execute(DiscreteAction.LOOK_UP)
+    assert up.reason is StopReason.DONE, up.message
+    assert limit < math.radians(30.0) and up.camera_tilt_rad == pytest.approx(limit, abs=0.04)
+
+
+def test_forward_refused_by_an_obstacle_leaves_the_base_alone(stretch: Callable[..., Any]) -> None:
+    robot, fake = stretch()
+    out = _executor(robot).execute(DiscreteAction.MOVE_FORWARD, _wall_depth(0.40))
+    assert out.reason is StopReason.OBSTACLE and out.collided and out.success and "0.23" in out.message
+    assert all(mode != MODE_POS_TRAJ_INCR for mode, _, _ in fake.wheel_commands())
+    assert fake.base_travel_m() == pytest.approx(0.0, abs=1e-6)
+    beyond = _executor(robot).execute(DiscreteAction.MOVE_FORWARD, _wall_depth(0.60))  # 0.43 m to the base edge
+    assert beyond.reason is StopReason.DONE
+
+
+def test_forward_refused_without_depth(stretch: Callable[..., Any]) -> None:
+    robot, fake = stretch()
+    out = _executor(robot).execute(DiscreteAction.MOVE_FORWARD, None)
+    assert out.reason is StopReason.NO_DEPTH and not out.success
+    assert fake.base_travel_m() == 0.0
+
+
+def test_runstop_during_a_step_stops_the_base(stretch: Callable[..., Any]) -> None:
+    robot, fake = stretch()
+    threading.Timer(1.2, fake.press_runstop).start()  # the operator hits the button mid-way through the step
+    out = _executor(robot).execute(DiscreteAction.MOVE_FORWARD, _open_depth())
+    assert out.reason is StopReason.RUNSTOP and not out.success and "during" in out.message
+    assert robot.pimu.status["runstop_event"]  # stretch_body's own status says so
+    assert 0.02 < out.pose.x_m < 0.2
+    travelled = fake.base_travel_m()
+    threading.Event().wait(0.5)
+    assert fake.base_travel_m() == pytest.approx(travelled, abs=0.01)  # coasted to a stop, not driven on
+
+
+def test_actions_refused_while_runstopped_and_allowed_after_release(stretch: Callable[..., Any]) -> None:
+    robot, fake = stretch()
+    fake.press_runstop()
+    executor = _executor(robot)
+    deadline = threading.Event()
+    while not robot.pimu.status["runstop_event"] and not deadline.wait(0.05):
+        pass  # stretch_body's status thread reads the Pimu at 25 Hz
+    out = executor.execute(DiscreteAction.TURN_LEFT)
+    assert out.reason is StopReason.RUNSTOP and "refused" in out.message
+    assert out.pose.yaw_rad == pytest.approx(0.0, abs=1e-3)
+    fake.release_runstop()
+    while robot.pimu.status["runstop_event"] and not deadline.wait(0.05):
+        pass
+    assert executor.execute(DiscreteAction.TURN_LEFT).reason is StopReason.DONE
+
+
+def test_a_step_not_done_in_time_is_stopped(stretch: Callable[..., Any]) -> None:
+    robot, fake = stretch()
+    out = _executor(robot, motion_timeout_s=1.0).execute(DiscreteAction.MOVE_FORWARD, _open_depth())
+    assert out.reason is StopReason.TIMEOUT and not out.success and "1.0 s" in out.message
+    # The outcome comes once the wheels are at rest: the stop decelerates (at most settle_timeout_s more).
+    assert 1.0 <= out.elapsed_s <= 1.0 + ExecutorConfig().settle_timeout_s + 0.3
+    _assert_base_stopped(fake)
+    threading.Event().wait(0.6)
+    assert robot.base.status["x"] < 0.2 and robot.base.status["x_vel"] == pytest.approx(0.0, abs=0.01)
+
+
+def test_contact_stall_stops_the_base_and_reports_a_collision(stretch: Callable[..., Any]) -> None:
+    robot, fake = stretch()
+    fake.block_base_after(0.05)  # something the camera did not see
+    out = _executor(robot, stall_time_s=0.5).execute(DiscreteAction.MOVE_FORWARD, _open_depth())
+    assert out.reason is StopReason.BLOCKED and out.collided and out.success, out.message
+    assert out.pose.x_m == pytest.approx(0.05, abs=0.01)
+    _assert_base_stopped(fake)
+
+
+def test_cancel_during_a_turn_stops_it(stretch: Callable[..., Any]) -> None:
+    robot, fake = stretch()
+    executor = _executor(robot)
+
+    def cancel_after_10_deg() -> None:  # the operator cancels a third of the way (wall time varies with load)
+        while robot.base.status["theta"] < math.radians(10.0):
+            threading.Event().wait(0.01)
+        executor.cancel()
+
+    threading.Thread(target=cancel_after_10_deg, daemon=True).start()
+    out = executor.execute(DiscreteAction.TURN_LEFT)
+    assert out.reason is StopReason.CANCELLED and not out.success
+    assert math.radians(10.0) < out.pose.yaw_rad < math.radians(28.0)  # decelerated to a stop short of 30 deg
+    _assert_base_stopped(fake)
+
+
+def test_not_homed_refuses_to_start_and_to_act(stretch: Callable[..., Any]) -> None:
+    robot, fake = stretch(homed=False)
+    assert not robot.is_homed()
+    executor = _executor(robot)
+    with pytest.raises(RobotNotReadyError, match="not homed"):
+        executor.check_ready()
+    out = executor.execute(DiscreteAction.MOVE_FORWARD, _open_depth())
+    assert out.reason is StopReason.NOT_HOMED and not out.success
+    assert fake.base_travel_m() == 0.0
+
+
+def test_stop_action_stops_the_base(stretch: Callable[..., Any]) -> None:
+    robot, fake = stretch()
+    out = _executor(robot).execute(DiscreteAction.STOP)
+    assert out.reason is StopReason.DONE and out.success
+    _assert_base_stopped(fake)
