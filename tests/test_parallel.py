@@ -313,7 +313,7 @@ def _findingdory_partial_copy(results: Path, out: Path) -> list[dict[str, Any]]:
     stored = findingdory_results.read_results(results)
     first = stored.records[0].episode_id
     kept = [(r, dict(t, path_length_m=t["path_length_m"] + 1.0))
-            for r, t in zip(stored.records, stored.tasks) if r.episode_id == first]
+            for r, t in zip(stored.records, stored.tasks, strict=True) if r.episode_id == first]
     meta = dict(stored.meta)
     frames = findingdory_results.read_frames(results.parent / meta["frames_file"])
     findingdory_results.write_frames(out.parent / meta["frames_file"], {first: frames[first]})
