@@ -136,13 +136,27 @@ class ColourNamer:
         A painted object's base colour wins the vote even when trims, shaded faces or pattern marks pull
         its mean or median towards a neighbouring name (a white frame with light-gray trims stays white).
         """
+        votes = self.pixel_histogram(pixels_rgb)
+        return {name: float(v) for name, v in zip(self.names, votes / votes.max(), strict=True)}
+
+    def pixel_histogram(self, pixels_rgb: np.ndarray, weights: Optional[np.ndarray] = None) -> np.ndarray:
+        """Share of a set of pixels (N, 3) uint8 named by each colour (order of ``names``), summing to 1.
+
+        ``weights`` (N,), non-negative, weigh the pixels' votes (default: one each).
+        """
         pixels = np.asarray(pixels_rgb)
         if pixels.ndim != 2 or pixels.shape[1] != 3 or len(pixels) == 0:
             raise GoatError(f"pixels must be a non-empty (N, 3) array, got shape {pixels.shape}")
+        if weights is not None and (np.shape(weights) != (len(pixels),) or np.any(np.asarray(weights) < 0)):
+            raise GoatError(f"pixel weights must be {len(pixels)} non-negative values, got shape "
+                            f"{np.shape(weights)}")
         cells = np.clip(pixels.astype(np.int64), 0, 255) // (256 // _LUT_LEVELS)
         index = (cells[:, 0] * _LUT_LEVELS + cells[:, 1]) * _LUT_LEVELS + cells[:, 2]
-        votes = np.bincount(self._lut[index], minlength=len(self.names)).astype(np.float64)
-        return {name: float(v) for name, v in zip(self.names, votes / votes.max(), strict=True)}
+        votes = np.bincount(self._lut[index], weights=weights, minlength=len(self.names)).astype(np.float64)
+        total = float(votes.sum())
+        if total <= 0.0:
+            raise GoatError("pixel weights are all zero: no pixel votes for a colour")
+        return np.asarray(votes / total)
 
     def rank(self, rgb_255: np.ndarray) -> list[tuple[str, float]]:
         """Colour names with their distances, closest first (ties broken by name for determinism)."""
@@ -164,6 +178,19 @@ class ColourNamer:
         return {n: float(np.exp(-(d - best) / self.config.agreement_scale_delta_e)) for n, d in dist.items()}
 
 
+def instance_view_pixels(instance: Instance, max_views: int, max_pixels_per_view: int) -> np.ndarray:
+    """(N, 3) uint8 masked pixels of an instance's first ``max_views`` stored views, each sampled on a regular
+    grid of about ``max_pixels_per_view`` pixels of its crop (a close-up has 200k)."""
+    pixels: list[np.ndarray] = []
+    for view in instance.views[:max_views]:
+        if view.mask.shape != view.rgb.shape[:2]:
+            raise GoatError(f"view mask shape {view.mask.shape} does not match its crop {view.rgb.shape[:2]} "
+                            f"(instance {instance.instance_id}, step {view.step})")
+        stride = max(1, math.isqrt(view.mask.size // max_pixels_per_view))
+        pixels.append(view.rgb[::stride, ::stride][view.mask[::stride, ::stride].astype(bool)])
+    return np.concatenate(pixels) if pixels else np.zeros((0, 3), dtype=np.uint8)
+
+
 def instance_colour_scores(namer: ColourNamer, instance: Instance) -> Optional[dict[str, float]]:
     """Agreement of an instance with every colour name (see :meth:`ColourNamer.pixel_scores`), or None.
 
@@ -172,14 +199,7 @@ def instance_colour_scores(namer: ColourNamer, instance: Instance) -> Optional[d
     means nothing is known about its colour.
     """
     cfg = namer.config
-    pixels: list[np.ndarray] = []
-    for view in instance.views[:cfg.max_views]:
-        if view.mask.shape != view.rgb.shape[:2]:
-            raise GoatError(f"view mask shape {view.mask.shape} does not match its crop {view.rgb.shape[:2]} "
-                            f"(instance {instance.instance_id}, step {view.step})")
-        stride = max(1, math.isqrt(view.mask.size // cfg.max_pixels_per_view))
-        pixels.append(view.rgb[::stride, ::stride][view.mask[::stride, ::stride].astype(bool)])
-    stacked = np.concatenate(pixels) if pixels else np.zeros((0, 3), dtype=np.uint8)
+    stacked = instance_view_pixels(instance, cfg.max_views, cfg.max_pixels_per_view)
     if len(stacked) > 0:
         return namer.pixel_scores(stacked)
     if instance.mean_rgb is not None:

@@ -28,7 +28,7 @@ call) and each view is matched against the goal once per goal.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence
 
 import cv2
@@ -38,6 +38,7 @@ from goat_core.errors import GoatError, InvalidGoalError
 from goat_core.mapping.keyframes import Keyframe
 from goat_core.matching.base import MatchResult
 from goat_core.matching.category import ScoredInstance, runner_up
+from goat_core.matching.image_colour import ColourEvidence, ColourEvidenceConfig
 from goat_core.types import Goal, GoalModality, Instance, InstanceView
 
 _FLANN_INDEX_KDTREE = 1  # FLANN's algorithm id for randomised kd-trees
@@ -99,6 +100,10 @@ class ImageMatcherConfig:
     # also land on what stands behind or under the goal object, a crop of that neighbour rarely matches.
     frame_min_crop_inliers: int = 6
     max_keyframes_per_step: int = 20  # keyframes compared per match() call (~3 ms each)
+    # Colour evidence (goat_core.matching.image_colour), used only among instances of the category the goal names
+    # and only when keypoints settle nothing: it names the likeliest instance, confidently when it is clear.
+    colour: ColourEvidenceConfig = field(default_factory=ColourEvidenceConfig)
+    use_colour: bool = True
 
     def __post_init__(self) -> None:
         for name in ("goal_features", "view_features", "goal_max_side_px", "view_max_side_px", "min_inliers",
@@ -170,6 +175,7 @@ class ImageMatcher:
         self._keyframes: Sequence[Keyframe] = ()
         self._frame_votes: dict[int, float] = {}
         self._next_keyframe = 0
+        self._colour = ColourEvidence(config.colour)
 
     def reset(self) -> None:
         """Forget all cached views and scores (call when the instance memory is cleared: ids restart)."""
@@ -180,6 +186,7 @@ class ImageMatcher:
         self._not_novel.clear()
         self._frame_votes.clear()
         self._next_keyframe = 0
+        self._colour.reset()
 
     def observe_keyframes(self, keyframes: Sequence[Keyframe]) -> None:
         """The agent's keyframe memory; frames added to it later are compared on later calls."""
@@ -194,6 +201,7 @@ class ImageMatcher:
             raise InvalidGoalError(f"goal image ({goal.describe()}) has only {len(features.descriptors)} "
                                    "SIFT keypoints: too little texture to match")
         self._goal = features
+        self._colour.set_goal(goal.image)
         self.candidates_share_category = False
         self._goal_centre_px = ((gray.shape[1] - 1) / 2.0, (gray.shape[0] - 1) / 2.0)
         self._goal_short_side_px = float(min(gray.shape))
@@ -296,16 +304,15 @@ class ImageMatcher:
         return sorted(best_for_goal.values(), key=lambda m: m.queryIdx)
 
     def match(self, instances: Mapping[int, Instance]) -> MatchResult:
-        """The crop ranking decides when it is confident; else the keyframe votes, when they are; else the
-        combined score names the likeliest instance, not confidently.
+        """The crop ranking decides when it is confident; else the keyframe votes, when they are; else, among
+        instances of the goal's named category that keypoints leave undecided, colour (confidently when clear);
+        else the combined score names the likeliest instance, not confidently.
 
         Keyframe votes also land on what stands behind or under the goal object (the couch behind a speaker,
         the cabinet under a plant), and large furniture in view of many frames gathers them steadily, so they
         are trusted only with a clear margin over the runner-up and never over a confident crop match.
         """
         ranked = self.candidates(instances)
-        if not ranked:
-            return MatchResult(instance_id=None, score=0.0, confident=False, pending=self._work_left)
         # Every instance must have had a view compared first: a background neighbour in the goal picture
         # scored early must not win before the object itself is looked at.
         all_seen = all(iid in self._instance_scores for iid, inst in instances.items() if inst.views)
@@ -313,8 +320,8 @@ class ImageMatcher:
         crops = sorted((ScoredInstance(iid, s.weighted) for iid, s in self._instance_scores.items() if s.inliers > 0),
                        key=lambda s: (-s.score, s.instance_id))
         needed = cfg.min_inliers_same_category if self.candidates_share_category else cfg.min_inliers
-        if crops and all_seen and self.instance_inliers(crops[0].instance_id) >= needed \
-                and self._clear_winner(crops, instances):
+        keypoints_decide = bool(crops) and self.instance_inliers(crops[0].instance_id) >= needed
+        if keypoints_decide and all_seen and self._clear_winner(crops, instances):
             return MatchResult(instance_id=crops[0].instance_id, score=ranked[0].score, confident=True,
                                pending=self._work_left)
         frames = sorted((ScoredInstance(iid, v) for iid, v in self._frame_votes.items() if iid in instances),
@@ -324,7 +331,34 @@ class ImageMatcher:
                 and self._clear_winner(frames, instances)):
             return MatchResult(instance_id=frames[0].instance_id, score=ranked[0].score, confident=True,
                                pending=self._work_left)
+        if not keypoints_decide and self.candidates_share_category and cfg.use_colour:
+            by_colour = self._colour_match(instances, all_seen)
+            if by_colour is not None:
+                return by_colour
+        if not ranked:
+            return MatchResult(instance_id=None, score=0.0, confident=False, pending=self._work_left)
         return MatchResult(instance_id=ranked[0].instance_id, score=ranked[0].score, confident=False,
+                           pending=self._work_left)
+
+    def colour_scores(self, instances: Mapping[int, Instance]) -> list[ScoredInstance]:
+        """Instances with colour evidence by histogram intersection with the goal picture's centre, best first."""
+        scored = [ScoredInstance(iid, s) for iid, s in self._colour.scores(instances).items()]
+        scored.sort(key=lambda s: (-s.score, s.instance_id))
+        return scored
+
+    def _colour_match(self, instances: Mapping[int, Instance], all_seen: bool) -> Optional[MatchResult]:
+        """The colour leader among instances of the goal's category: confident when it is clear (every view
+        compared by keypoints first, similarity above the floor, a margin over every non-twin rival)."""
+        ranked = self.colour_scores(instances)
+        if not ranked:
+            return None
+        cfg = self.config.colour
+        best = ranked[0]
+        second = runner_up(ranked, instances, self.config.duplicate_radius_m)
+        margin = best.score - (second.score if second is not None else 0.0)
+        confident = (all_seen and not self._work_left and best.score >= cfg.min_similarity
+                     and margin >= cfg.confident_margin)
+        return MatchResult(instance_id=best.instance_id, score=best.score, confident=confident,
                            pending=self._work_left)
 
     def _clear_winner(self, ranked: Sequence[ScoredInstance], instances: Mapping[int, Instance]) -> bool:
