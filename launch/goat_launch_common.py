@@ -59,6 +59,16 @@ def recorder_node(record: Any, use_sim_time: Any, log_level: Any) -> Any:
     return OpaqueFunction(function=make)
 
 
+def head_camera_remaps() -> list[Any]:
+    """SetRemap actions moving stretch_core's head camera from the graph's camera topics to
+    ``topics.HEAD_CAMERA_RAW``, where the head_camera relay takes it (group them with the camera's include)."""
+    from launch_ros.actions import SetRemap
+
+    from goat_ros.topics import HEAD_CAMERA_RAW
+
+    return [SetRemap(src=graph_topic, dst=raw) for graph_topic, raw in HEAD_CAMERA_RAW.items()]
+
+
 def live_view_node(condition: Any, use_sim_time: Any, log_level: Any) -> Any:
     """The live_view node (Foxglove WebSocket server, goat_nav.live_view) when ``condition`` holds."""
     return _node("live_view", {}, use_sim_time, log_level, condition)

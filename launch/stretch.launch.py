@@ -4,7 +4,8 @@
 
 goat_stretch's stretch_driver serves /goat/execute_action through stretch_body and publishes /odom,
 /joint_states and odom -> base_link; only one process can own stretch_body, so stretch_core's own driver is not
-started here. The camera topics come from stretch_core's D435i launch file (stretch_ros2 names).
+started here. The head camera comes from stretch_core's D435i launch file, remapped under /head_camera_raw: the
+head_camera relay (goat_stretch) republishes it upright on the stretch_ros2 names every other node reads.
 ``motion_mode:=nav2`` hands the final approach of each matched instance to a Nav2 that is already running (its
 bringup is not part of this file). See docs/robot.md.
 """
@@ -14,8 +15,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from goat_launch_common import BOOLS, LOG_LEVELS, goat_nodes, recorder_node, rviz_node  # noqa: E402
-from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription  # noqa: E402
+from goat_launch_common import (  # noqa: E402
+    BOOLS,
+    LOG_LEVELS,
+    goat_nodes,
+    head_camera_remaps,
+    recorder_node,
+    rviz_node,
+)
+from launch.actions import DeclareLaunchArgument, GroupAction, IncludeLaunchDescription  # noqa: E402
 from launch.conditions import IfCondition  # noqa: E402
 from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution, PythonExpression  # noqa: E402
@@ -27,7 +35,8 @@ from launch import LaunchDescription  # noqa: E402
 def generate_launch_description() -> LaunchDescription:
     args = [
         DeclareLaunchArgument("start_camera", default_value="true", choices=BOOLS,
-                              description="include stretch_core's D435i launch file for the head camera"),
+                              description="include stretch_core's D435i launch file for the head camera, remapped "
+                                          "under /head_camera_raw (false: start it yourself, publishing there)"),
         DeclareLaunchArgument("use_memory", default_value="true", choices=BOOLS,
                               description="keep map and instances across subtasks (false: no-memory ablation)"),
         DeclareLaunchArgument("use_rviz", default_value="false", choices=BOOLS, description="start rviz2"),
@@ -41,9 +50,10 @@ def generate_launch_description() -> LaunchDescription:
     ]
     stretch_core = FindPackageShare("stretch_core")
     camera_launch = PathJoinSubstitution([stretch_core, "launch", "d435i_high_resolution.launch.py"])
-    camera = IncludeLaunchDescription(
-        PythonLaunchDescriptionSource(camera_launch),
-        condition=IfCondition(LaunchConfiguration("start_camera")))
+    # The camera publishes sideways: its topics are remapped (in this group only) to where head_camera takes them.
+    camera = GroupAction([*head_camera_remaps(),
+                          IncludeLaunchDescription(PythonLaunchDescriptionSource(camera_launch))],
+                         scoped=True, condition=IfCondition(LaunchConfiguration("start_camera")))
     # In nav2 mode Nav2's controller server drives the base through /cmd_vel, which our driver then accepts.
     nav2 = PythonExpression(["'", LaunchConfiguration("motion_mode"), "' == 'nav2'"])
     overrides = {"controller": {"use_memory": LaunchConfiguration("use_memory"),

@@ -106,3 +106,43 @@ def test_episode_to_odom_inverts_the_episode_frame(anchor: Pose2D) -> None:
     odom = episode_to_odom(episode, anchor)
     back = relative_pose2d(odom, anchor)
     assert (back.x_m, back.y_m, back.yaw_rad) == pytest.approx((episode.x_m, episode.y_m, episode.yaw_rad))
+
+
+# ----------------------------------------------------- AMCL's initial pose from localisation (goat_stretch.nav2_start)
+
+
+def test_the_map_pose_composes_the_localisers_frame_odom_and_base_link() -> None:
+    from goat_stretch.nav2_start import MapPoseTracker
+
+    tracker = MapPoseTracker()
+    assert tracker.latest() is None
+    tracker.on_transform("odom", "base_link", Pose2D(1.0, 0.0, math.pi / 2))
+    tracker.on_transform("base_link", "camera_link", Pose2D(0.1, 0.0, 0.0))  # not localisation: ignored
+    assert tracker.latest() is None  # odometry alone is no map pose
+    tracker.on_transform("nav2_map", "odom", Pose2D(2.0, 3.0, math.pi / 2))
+    frame, pose = tracker.latest()  # type: ignore[misc]
+    assert frame == "nav2_map"  # the localiser's own frame name, whatever AMCL's global_frame_id is
+    assert (pose.x_m, pose.y_m, pose.yaw_rad) == pytest.approx((2.0, 4.0, math.pi))
+    tracker.on_amcl_pose("nav2_map", Pose2D(5.0, 6.0, 0.25))  # AMCL's own estimate wins over TF
+    assert tracker.latest() == ("nav2_map", Pose2D(5.0, 6.0, 0.25))
+
+
+def test_a_direct_map_to_base_link_transform_is_a_map_pose() -> None:
+    from goat_stretch.nav2_start import MapPoseTracker
+
+    tracker = MapPoseTracker()
+    tracker.on_transform("map", "base_link", Pose2D(-1.0, 0.5, 0.1))
+    assert tracker.latest() == ("map", Pose2D(-1.0, 0.5, 0.1))
+
+
+def test_waiting_for_a_map_pose_gets_one_published_meanwhile_and_refuses_naming_the_parameter() -> None:
+    import threading
+
+    from goat_core.errors import GoatError
+    from goat_stretch.nav2_start import MapPoseTracker
+
+    tracker = MapPoseTracker()
+    threading.Timer(0.1, tracker.on_amcl_pose, ("map", Pose2D(1.0, 2.0, 0.0))).start()
+    assert tracker.wait(5.0) == ("map", Pose2D(1.0, 2.0, 0.0))
+    with pytest.raises(GoatError, match=r"within 0 s .*/amcl_pose.*controller\.nav2_initial_pose"):
+        MapPoseTracker().wait(0.05)

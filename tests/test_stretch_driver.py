@@ -177,6 +177,50 @@ def test_contact_stall_stops_the_base_and_reports_a_collision() -> None:
     _assert_stopped(robot)
 
 
+def test_a_base_at_its_set_point_that_still_reports_moving_is_done_not_blocked(monkeypatch: Any) -> None:
+    """Waiting for the wheels' moving flags to clear at the set-point is no stall (seen on the real stretch_body
+    under load: stale flags for over stall_time_s turned a finished turn into a "contact")."""
+    ex, robot = _executor()
+    clock = ex.clock
+    plain = type(robot.base).status
+
+    def settling_status(base: Any) -> dict[str, Any]:
+        status = plain.fget(base)  # type: ignore[attr-defined]
+        if clock.now_s() < 6.0:  # long after the step arrives (about 2 s) plus stall_time_s
+            for wheel in ("left_wheel", "right_wheel"):
+                status[wheel]["is_moving"] = True
+        return status
+
+    monkeypatch.setattr(type(robot.base), "status", property(settling_status))
+    out = ex.execute(DiscreteAction.MOVE_FORWARD, _open_depth())
+    assert out.reason is StopReason.DONE and not out.collided, out.message
+    assert out.elapsed_s >= 6.0 and out.pose.x_m == pytest.approx(0.25, abs=0.02)
+
+
+def test_a_stale_status_is_no_stall_but_a_stalled_fresh_one_is(monkeypatch: Any) -> None:
+    """stretch_body's status thread starved for longer than stall_time_s (a loaded machine) repeats its last reading
+    with its old timestamp_pc: that is no contact. A fresh status that shows no progress still is."""
+    ex, robot = _executor()
+    clock = ex.clock
+    plain = type(robot.base).status
+    frozen: dict[str, Any] = {}
+
+    def stamped_status(base: Any) -> dict[str, Any]:
+        now_s = clock.now_s()
+        if 0.3 <= now_s < 2.8:  # starved: the reading of 0.3 s, for 2.5 s
+            if not frozen:
+                frozen.update(plain.fget(base), timestamp_pc=now_s)  # type: ignore[attr-defined]
+            return {**frozen, "left_wheel": dict(frozen["left_wheel"]), "right_wheel": dict(frozen["right_wheel"])}
+        return {**plain.fget(base), "timestamp_pc": now_s}  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(type(robot.base), "status", property(stamped_status))
+    out = ex.execute(DiscreteAction.MOVE_FORWARD, _open_depth())
+    assert frozen and out.reason is StopReason.DONE and not out.collided, out.message
+    robot.base.block_after_m(0.05)  # and with fresh readings a contact is still one
+    blocked = ex.execute(DiscreteAction.MOVE_FORWARD, _open_depth())
+    assert blocked.reason is StopReason.BLOCKED and blocked.collided
+
+
 def test_not_homed_refuses_to_start_and_to_act() -> None:
     ex, robot = _executor(homed=False)
     with pytest.raises(RobotNotReadyError, match="not homed"):

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import faulthandler
 import logging
+import multiprocessing
 import os
 import random
 import shutil
 import signal
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -52,6 +54,31 @@ def _prepare_fleet() -> Path | None:
     return dev
 
 
+# How long stretch_body's Transport waits for a board's reply. Its own 1 s (transport.py, SyncTransactionHandler:
+# ``self.timeout = 1``) is for USB boards answering in milliseconds; here the boards are a child process that a
+# loaded 2-core machine can starve for longer. A late reply must not count as lost: in 0.7.31 a timed-out
+# *async* pull raises IndexError (``decoded_data[0]`` of the empty reply, do_pull_transaction_v1) past
+# ``Transport.do_pull_rpc_async``'s ``self.lock.release()``, so the NonDXLStatusThread dies holding the device's
+# lock and every later RPC to that device (``Robot.push_command``'s ``future.result()``, ``robot.stop()``) waits
+# for ever. That was the hang these tests showed under load (stack: NonDXLStatusThread, pimu pull, IndexError after
+# "Async-Transaction Timeout."). The same bug can hang a real robot whose board stalls over 1 s (stretch_body's).
+TRANSPORT_TIMEOUT_S = 30.0
+
+
+def _give_replies_time(timeout_s: float) -> None:
+    """Make every stretch_body transaction handler (sync and async; both run SyncTransactionHandler.__init__) wait
+    ``timeout_s`` for a reply instead of 1 s. The only change to stretch_body in these tests."""
+    from stretch_body import transport
+
+    init = transport.SyncTransactionHandler.__init__
+
+    def patient_init(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        self.timeout = timeout_s
+
+    transport.SyncTransactionHandler.__init__ = patient_init  # type: ignore[method-assign]
+
+
 def _import_stretch_body() -> None:
     """Import stretch_body once, keeping the logging configuration the rest of the suite had."""
     root = logging.getLogger()
@@ -65,6 +92,7 @@ def _import_stretch_body() -> None:
     root.setLevel(level)
     for name, disabled in existing.items():
         logging.getLogger(name).disabled = disabled
+    _give_replies_time(TRANSPORT_TIMEOUT_S)
     lock_dir = Path(os.environ["HELLO_FLEET_PATH"]) / "stretch_pid_dir"
     hello_utils.BODY_FILE = str(lock_dir / "stretch_body_robot_pid.txt")
     hello_utils.BODY_FILELOCK = hello_utils.BODY_FILE + ".lock"
@@ -94,17 +122,41 @@ def robot_params() -> dict[str, Any]:
 HANG_LIMIT_S = 180.0  # a test on the real stretch_body taking longer than this ends the run (see fake_hardware)
 
 
+def _start_hang_guard(config: Any) -> threading.Timer:
+    """After HANG_LIMIT_S: pytest's output capture suspended (else the dump would vanish with the process), every
+    thread's stack on the real stderr, stretch_body's forked children killed, exit 1."""
+
+    def on_hang() -> None:
+        capture = config.pluginmanager.getplugin("capturemanager")
+        if capture is not None:
+            capture.suspend_global_capture(in_=True)
+        sys.stderr.write(f"\nreal_stretch_body: one test ran {HANG_LIMIT_S:.0f} s; every thread's stack, then exit\n")
+        faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+        sys.stderr.flush()
+        # Robot.startup() forks stretch_body's collision process (multiprocessing); left behind it would run on
+        # with this run's output pipes open, and a CI step waiting for them would hang after all.
+        for child in multiprocessing.active_children():
+            child.kill()
+        os._exit(1)
+
+    timer = threading.Timer(HANG_LIMIT_S, on_hang)
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
 @pytest.fixture()
-def fake_hardware() -> Iterator[Callable[..., FakeStretchProcess]]:
+def fake_hardware(pytestconfig: Any) -> Iterator[Callable[..., FakeStretchProcess]]:
     """``make(homed=True)``: a fresh fake Stretch 3 on the fleet's USB paths (closed after the test).
 
-    stretch_body's asyncio ``push_command`` waits for its future without a timeout; on a heavily loaded machine it
-    was seen to wait for ever (twice, load average above 20). So that a CI run fails instead of hanging, a test
-    here that lasts HANG_LIMIT_S dumps every thread's stack and exits the process (faulthandler, exit=True).
+    A guard, not the fix (that is TRANSPORT_TIMEOUT_S): so that a CI run fails instead of hanging, a test here that
+    lasts HANG_LIMIT_S prints every thread's stack and exits the process; faulthandler's own watchdog exits 30 s
+    later if the first one cannot run (a thread holding the GIL).
     """
     require_stretch_body()
     assert DEV is not None
-    faulthandler.dump_traceback_later(HANG_LIMIT_S, exit=True)
+    guard = _start_hang_guard(pytestconfig)
+    faulthandler.dump_traceback_later(HANG_LIMIT_S + 30.0, exit=True)
     made: list[FakeStretchProcess] = []
 
     def make(homed: bool = True) -> FakeStretchProcess:
@@ -115,6 +167,7 @@ def fake_hardware() -> Iterator[Callable[..., FakeStretchProcess]]:
     yield make
     for fake in made:
         fake.close()
+    guard.cancel()
     faulthandler.cancel_dump_traceback_later()
 
 

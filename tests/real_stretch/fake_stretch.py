@@ -123,9 +123,9 @@ class FakeStretch:
     def block_base_after(self, distance_m: float) -> None:
         self.backplane.block_base_after(distance_m)
 
-    def mute(self, device: str) -> None:
-        """The board stops answering (a USB cable pulled out)."""
-        next(d for d in self._devices if d.link.name == device).muted = True
+    def delay_replies(self, device: str, delay_s: float) -> None:
+        """The board answers every request ``delay_s`` late from now on (0: at once again)."""
+        next(d for d in self._devices if d.link.name == device).reply_delay_s = delay_s
 
     def base_travel_m(self) -> float:
         """The base's true forward travel since power-on (the fake's physics, not odometry)."""
@@ -149,8 +149,8 @@ class FakeStretch:
             device.close()
 
 
-CALLS = ("press_runstop", "release_runstop", "block_base_after", "mute", "base_travel_m", "meters_per_motor_rad",
-         "wheel_commands", "servo_goal_ticks")
+CALLS = ("press_runstop", "release_runstop", "block_base_after", "delay_replies", "base_travel_m",
+         "meters_per_motor_rad", "wheel_commands", "servo_goal_ticks")
 
 
 class FakeStretchProcess:

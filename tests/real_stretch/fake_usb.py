@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import select
 import threading
+import time
 import tty
 from pathlib import Path
 from typing import Optional
@@ -33,7 +34,7 @@ class PtyDevice:
             self.link.unlink()
         self.link.symlink_to(os.ttyname(self._slave))
         self._stop = threading.Event()
-        self.muted = False  # True: what the host writes is dropped, nothing answers (a pulled cable)
+        self.reply_delay_s = 0.0  # each request is answered this late (a board stalled, or starved of CPU here)
         self._write_lock = threading.Lock()
         self._thread: Optional[threading.Thread] = None
 
@@ -72,5 +73,7 @@ class PtyDevice:
                 data = os.read(self._master, 4096)
             except OSError:  # closed under us at shut-down
                 return
-            if data and not self.muted:
+            if data:
+                if self.reply_delay_s > 0.0:
+                    time.sleep(self.reply_delay_s)
                 self.on_bytes(data)

@@ -11,6 +11,7 @@ import math
 import sys
 import sysconfig
 import threading
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -212,3 +213,29 @@ def test_stop_action_stops_the_base(stretch: Callable[..., Any]) -> None:
     out = _executor(robot).execute(DiscreteAction.STOP)
     assert out.reason is StopReason.DONE and out.success
     _assert_base_stopped(fake)
+
+
+def test_a_board_answering_later_than_stretch_bodys_own_timeout_does_not_hang_the_robot(
+        stretch: Callable[..., Any]) -> None:
+    """The hang these tests showed under load: a Pimu reply later than stretch_body's 1 s transport timeout made its
+    status thread die holding the Pimu's lock (conftest.TRANSPORT_TIMEOUT_S), and the next push waited for ever.
+    Here the Pimu answers 1.5 s late for a while: the late replies are taken, the status thread lives on and a step
+    still completes."""
+    robot, fake = stretch()
+    status = robot.pimu.transport.status["async"]
+    before = dict(status)
+    fake.delay_replies("hello-pimu", 1.5)
+    threading.Event().wait(4.0)  # a status pull's frames answered 1.5 s late each
+    fake.delay_replies("hello-pimu", 0.0)
+    deadline = time.monotonic() + 30.0
+    while status["transactions"] < before["transactions"] + 3 and time.monotonic() < deadline:
+        time.sleep(0.05)  # the status thread pulls on (3: past the one that was slow)
+    assert robot.non_dxl_thread.is_alive(), "stretch_body's status thread died on a late reply"
+    assert status["transactions"] >= before["transactions"] + 3, "the Pimu's status pulls stopped"
+    assert status["read_error"] == before["read_error"]  # the late replies were taken, none timed out
+    done: list[Any] = []
+    step = threading.Thread(target=lambda: done.append(_executor(robot).execute(DiscreteAction.TURN_LEFT)),
+                            daemon=True)
+    step.start()
+    step.join(timeout=60.0)
+    assert done and done[0].reason is StopReason.DONE, done[0].message if done else "the step never returned"

@@ -126,3 +126,27 @@ def test_launch_cli_parses() -> None:
     assert (args.bringup, args.isolated) == ("bench", False)
     assert parse_overrides(args.param) == {"controller": {"use_memory": False}}
     assert build_parser().parse_args(["bench", "--ros"]).ros
+
+
+def test_the_stretch_bringup_turns_the_head_camera_upright_for_every_consumer() -> None:
+    """stretch_core's sideways camera is remapped under HEAD_CAMERA_RAW (only its own include, in a scoped group)
+    and the head_camera relay, with sideways on in the stretch bringup only, publishes on the graph's names."""
+    from goat_ros import topics
+    from goat_ros.graph import bringup_overrides
+
+    assert "head_camera" in BRINGUPS["stretch"]
+    assert bringup_overrides("stretch", {})["head_camera"] == {"sideways": True}
+    assert all("head_camera" not in BRINGUPS[b] for b in BRINGUPS if b != "stretch")
+    assert set(topics.HEAD_CAMERA_RAW) == {topics.RGB, topics.DEPTH, topics.CAMERA_INFO}
+    assert not set(topics.HEAD_CAMERA_RAW.values()) & set(topics.HEAD_CAMERA_RAW)
+    tree = ast.parse((ROOT / "launch" / "stretch.launch.py").read_text())
+    groups = _calls(tree, "GroupAction")
+    assert len(groups) == 1, "the camera include and its remaps belong in one GroupAction"
+    members = groups[0].args[0]
+    assert isinstance(members, ast.List)
+    starred = [m.value for m in members.elts if isinstance(m, ast.Starred)]
+    assert any(isinstance(c, ast.Call) and getattr(c.func, "id", "") == "head_camera_remaps" for c in starred)
+    assert _calls(groups[0], "IncludeLaunchDescription"), "the group must hold stretch_core's camera include"
+    assert any(k.arg == "scoped" and getattr(k.value, "value", None) is True for k in groups[0].keywords)
+    common = ast.parse((ROOT / "launch" / "goat_launch_common.py").read_text())
+    assert _calls(common, "SetRemap") and "HEAD_CAMERA_RAW" in ast.unparse(common)

@@ -327,3 +327,100 @@ def _wait(condition: Callable[[], bool], timeout_s: float = 5.0) -> None:
     while not condition():
         assert time.monotonic() < deadline
         time.sleep(0.01)
+
+
+# ------------------------------------------- amcl without nav2_initial_pose: the pose localisation reports (ROS graph)
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_amcl_is_set_to_the_pose_localisation_reports_on_every_release(release: str) -> None:
+    navigator = StandinNavigator(release=release)
+    sender = Nav2GoalSender("odom", navigator, localizer="amcl",
+                            current_pose=lambda: ("nav2_map", Pose2D(3.0, -2.0, -0.4)))
+    sender.wait_until_active()
+    assert sender.ready and navigator.published_initial_poses and None not in navigator.published_initial_poses
+    for pose in navigator.published_initial_poses:  # AMCL stays where it localised the robot, in its own frame
+        assert pose.header.frame_id == "nav2_map" and (pose.pose.position.x, pose.pose.position.y) == (3.0, -2.0)
+        assert quaternion_to_yaw(pose.pose.orientation) == pytest.approx(-0.4)
+
+
+def _started_sender(node: Node, navigator: StandinNavigator, executor: SingleThreadedExecutor,
+                    wait_s: float) -> list[str]:
+    """build_sender as the controller calls it (no nav2_initial_pose, amcl); its wait for Nav2 started; the
+    executor spun until the wait reports (the error text, "" once active)."""
+    from goat_ros.params import ControllerParams
+    from goat_stretch.nav2_start import build_sender
+
+    sender = build_sender(node, ControllerParams(motion_mode="nav2"), navigator, localisation_wait_s=wait_s)
+    reports: list[str] = []
+    sender.start_waiting_until_active(reports.append)
+    spin_until(executor, lambda: bool(reports), wait_s + 10.0, "the Nav2 start to report")
+    sender.close()
+    return reports
+
+
+@pytest.fixture()
+def localisation_graph(ros: None) -> Iterator[tuple[SingleThreadedExecutor, Node, Node]]:
+    executor = SingleThreadedExecutor()
+    controller, localiser = Node("nav2_start_controller"), Node("nav2_start_localiser")
+    executor.add_node(controller)
+    executor.add_node(localiser)
+    try:
+        yield executor, controller, localiser
+    finally:
+        executor.shutdown()
+        controller.destroy_node()
+        localiser.destroy_node()
+
+
+def test_amcls_last_published_pose_becomes_its_initial_pose(
+        localisation_graph: tuple[SingleThreadedExecutor, Node, Node]) -> None:
+    from geometry_msgs.msg import PoseWithCovarianceStamped
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+    from goat_ros.conversions import yaw_to_quaternion
+
+    executor, controller, localiser = localisation_graph
+    # As AMCL publishes it: transient local, so a subscriber that comes later still gets the last estimate.
+    qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    amcl = localiser.create_publisher(PoseWithCovarianceStamped, "/amcl_pose", qos)
+    msg = PoseWithCovarianceStamped()
+    msg.header.frame_id = "nav2_map"
+    msg.pose.pose.position.x, msg.pose.pose.position.y = 4.0, 1.5
+    msg.pose.pose.orientation = yaw_to_quaternion(2.0)
+    amcl.publish(msg)  # before the controller subscribes
+    navigator = StandinNavigator()
+    assert _started_sender(controller, navigator, executor, wait_s=10.0) == [""]
+    sent = navigator.published_initial_poses
+    assert sent and all(p.header.frame_id == "nav2_map" and (p.pose.position.x, p.pose.position.y) == (4.0, 1.5)
+                        for p in sent)
+    assert quaternion_to_yaw(sent[-1].pose.orientation) == pytest.approx(2.0)
+
+
+def test_without_amcl_pose_the_localisers_tf_chain_gives_the_initial_pose(
+        localisation_graph: tuple[SingleThreadedExecutor, Node, Node]) -> None:
+    from tf2_msgs.msg import TFMessage
+
+    from goat_ros.conversions import header, transform, yaw_to_quaternion
+
+    executor, controller, localiser = localisation_graph
+    tf = localiser.create_publisher(TFMessage, topics.TF, 100)
+    stamp = localiser.get_clock().now().nanoseconds
+    chain = TFMessage(transforms=[transform(header(stamp, "nav2_map"), "odom", (1.0, 0.0, 0.0), yaw_to_quaternion(0.0)),
+                                  transform(header(stamp, "odom"), "base_link", (0.5, 0.25, 0.0),
+                                            yaw_to_quaternion(0.3))])
+    localiser.create_timer(0.05, lambda: tf.publish(chain))  # as AMCL and the driver keep publishing
+    navigator = StandinNavigator()
+    assert _started_sender(controller, navigator, executor, wait_s=10.0) == [""]
+    pose = navigator.published_initial_poses[-1]
+    assert pose.header.frame_id == "nav2_map" and (pose.pose.position.x, pose.pose.position.y) == (1.5, 0.25)
+    assert quaternion_to_yaw(pose.pose.orientation) == pytest.approx(0.3)
+
+
+def test_with_no_localisation_the_nav2_mode_is_refused_naming_the_parameter(
+        localisation_graph: tuple[SingleThreadedExecutor, Node, Node]) -> None:
+    executor, controller, _ = localisation_graph
+    navigator = StandinNavigator()
+    reports = _started_sender(controller, navigator, executor, wait_s=0.5)
+    assert len(reports) == 1 and "controller.nav2_initial_pose" in reports[0] and "/amcl_pose" in reports[0]
+    assert navigator.published_initial_poses == [] and navigator.localizer is None  # AMCL left alone

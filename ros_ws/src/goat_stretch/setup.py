@@ -16,6 +16,7 @@ setup(
         "console_scripts": [
             "stretch_driver = goat_stretch.driver_node:main",
             "operator = goat_stretch.operator_node:main",
+            "head_camera = goat_stretch.camera_node:main",
         ],
     },
 )

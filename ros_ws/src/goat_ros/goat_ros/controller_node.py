@@ -115,7 +115,7 @@ class ControllerNode(Node):
     def _build_nav2(self, navigator: Any) -> Nav2GoalSender:
         """The Nav2 sender, before the agent is built: GoatError at once without nav2_simple_commander."""
         try:
-            from goat_stretch.nav2_mode import Nav2GoalSender, parse_initial_pose
+            from goat_stretch.nav2_start import build_sender
         except ImportError as exc:
             raise ConfigError(f"motion_mode nav2 needs the goat_stretch package (ros_ws/src/goat_stretch): {exc}"
                               ) from None
@@ -126,8 +126,7 @@ class ControllerNode(Node):
         # triggers the guard condition: the executor thread handles it, and all controller state stays on that
         # one thread.
         self._nav2_wake = self.create_guard_condition(self._on_nav2_events)
-        return Nav2GoalSender(self.params.nav2_frame_id, navigator, self.params.nav2_localizer,
-                              parse_initial_pose(self.params.nav2_initial_pose))
+        return build_sender(self, self.params, navigator)  # amcl: the initial pose, or localisation's
 
     def _post_nav2_event(self, event: _Nav2Done | str) -> None:
         """From the sender's worker thread: queue the event and wake the executor."""

@@ -50,6 +50,9 @@ NODES: dict[str, NodeSpec] = {spec.name: spec for spec in (
     NodeSpec("stretch_driver", "stretch_driver", "goat_stretch.driver_node:StretchDriverNode",
              "the physical Stretch: serves ExecuteAction through stretch_body with safety stops",
              package="goat_stretch"),
+    NodeSpec("head_camera", "head_camera", "goat_stretch.camera_node:HeadCameraNode",
+             "the Stretch's head camera (stretch_core's, remapped under /head_camera_raw) republished upright on "
+             "the graph's camera topics", package="goat_stretch"),
     NodeSpec("operator", "operator", "goat_stretch.operator_node:OperatorNode",
              "on the robot: the operator confirms each STOP; writes results and the path log",
              package="goat_stretch"),
@@ -60,12 +63,12 @@ NODES: dict[str, NodeSpec] = {spec.name: spec for spec in (
              "writes the graph's topics into a rosbag2 bag with MCAP storage (only when a run is recorded)"),
 )}
 
-# Which nodes each bringup runs. "stretch" adds our stretch_driver (the ExecuteAction server over stretch_body);
-# the head camera comes from stretch_core's D435i launch file.
+# Which nodes each bringup runs. "stretch" adds our stretch_driver (the ExecuteAction server over stretch_body) and
+# head_camera, which turns stretch_core's sideways D435i frames upright for every consumer.
 BRINGUPS: dict[str, tuple[str, ...]] = {
     "sim": ("sim_bridge", "perception", "instance_mapping", "goal_matching", "controller"),
     "bench": ("sim_bridge", "controller", "episode_player", "evaluator"),
-    "stretch": ("stretch_driver", "perception", "controller"),
+    "stretch": ("head_camera", "stretch_driver", "perception", "controller"),
 }
 RECORDER = "recorder"  # joins any bringup when its run is recorded (--record PATH, record:=PATH)
 
@@ -79,7 +82,7 @@ SIM_SCENE_ID = "embedded/home_s1234_r5"  # the home `goat-nav launch sim` / sim.
 BRINGUP_PARAMS: dict[str, dict[str, dict[str, Any]]] = {
     "sim": {"sim_bridge": {"scene_id": SIM_SCENE_ID}},
     "bench": {"sim_bridge": {"republish_rate_hz": 0.0}},
-    "stretch": {"controller": {"sync_tolerance_s": 0.05},
+    "stretch": {"head_camera": {"sideways": True}, "controller": {"sync_tolerance_s": 0.05},
                 "episode_player": {"reset_mode": "operator", "reset_timeout_s": 900.0}},
 }
 

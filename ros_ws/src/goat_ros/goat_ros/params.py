@@ -69,7 +69,8 @@ class ControllerParams:
                                      "initial pose), robot_localization (not waited for) or another lifecycle "
                                      "node, e.g. slam_toolbox")
     nav2_initial_pose: str = _p("", "nav2 with amcl: the robot's pose in the map frame at start-up, 'x_m y_m "
-                                    "yaw_rad'; AMCL is set to it (empty: nav2 mode is refused with amcl, as "
+                                    "yaw_rad'; AMCL is set to it (empty: the pose localisation reports, "
+                                    "/amcl_pose or TF; none within 10 s: nav2 mode is refused, as "
                                     "nav2_simple_commander would reset AMCL to the map origin)")
 
 
@@ -146,9 +147,6 @@ class StretchDriverParams:
     camera_height_m: float = _p(1.31, "head camera optical centre above the floor, for the obstacle check")
     head_calibration_file: str = _p("", "stretch_ros2's controller_calibration_head.yaml (head angle offsets, as "
                                         "stretch_driver applies them); empty: uncalibrated, offsets 0")
-    head_camera_sideways: bool = _p(True, "the head camera is mounted on its side (the Stretch's D435i): depth and "
-                                          "intrinsics are turned 90 deg clockwise to upright before the obstacle "
-                                          "check, as stretch_ros2 does; false for an upright camera")
     max_depth_age_s: float = _p(0.5, "a depth frame older than this does not count (forward steps are refused)")
     observation_wait_s: float = _p(1.0, "after an action, wait this long for a depth frame of the new pose")
     accept_cmd_vel: bool = _p(False, "subscribe to /cmd_vel (geometry_msgs/Twist, e.g. from Nav2's controller "
@@ -159,6 +157,13 @@ class StretchDriverParams:
     cmd_vel_obstacle_margin_m: float = _p(0.2, "cmd_vel forward speed is dropped while depth shows an obstacle "
                                                "closer than this to the base edge (turning and reversing stay)")
     cmd_vel_check_rate_hz: float = _p(20.0, "rate of the cmd_vel staleness, runstop and obstacle check")
+
+
+@dataclass(frozen=True)
+class HeadCameraParams:
+    sideways: bool = _p(False, "the camera is mounted on its side (the Stretch's D435i; true in the stretch bringup): "
+                               "colour, depth and camera_info are turned 90 deg clockwise to upright, as stretch_ros2 "
+                               "does; false: republished as they come")
 
 
 @dataclass(frozen=True)
@@ -207,6 +212,7 @@ PARAMS_BY_NODE: dict[str, type] = {
     "instance_mapping": InstanceMappingParams,
     "goal_matching": GoalMatchingParams,
     "stretch_driver": StretchDriverParams,
+    "head_camera": HeadCameraParams,
     "operator": OperatorParams,
     "recorder": RecorderParams,
     "live_view": LiveViewParams,

@@ -9,6 +9,11 @@ from __future__ import annotations
 RGB = "/camera/color/image_raw"  # sensor_msgs/Image rgb8
 DEPTH = "/camera/aligned_depth_to_color/image_raw"  # sensor_msgs/Image 32FC1, metres along the optical axis
 CAMERA_INFO = "/camera/color/camera_info"
+# The Stretch's head camera as stretch_core publishes it (sideways), remapped here by launch/stretch.launch.py; the
+# head_camera relay (goat_stretch.camera_node) republishes it upright on RGB, DEPTH and CAMERA_INFO.
+HEAD_CAMERA_RAW = {RGB: "/head_camera_raw/color/image_raw",
+                   DEPTH: "/head_camera_raw/aligned_depth_to_color/image_raw",
+                   CAMERA_INFO: "/head_camera_raw/color/camera_info"}
 ODOM = "/odom"  # nav_msgs/Odometry, odom -> base_link
 JOINT_STATES = "/joint_states"  # head pan/tilt
 TF = "/tf"

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Protocol
+from typing import Any, Mapping, Optional, Protocol
 
 import yaml
 
@@ -105,6 +105,15 @@ def base_settled(robot: RobotLike) -> bool:
     """Both wheels at rest: no motion generator running and no measured motion (a stop decelerates)."""
     s = robot.base.status
     return not any(s[wheel]["is_mg_moving"] or s[wheel]["is_moving"] for wheel in ("left_wheel", "right_wheel"))
+
+
+def status_time_s(robot: RobotLike, base: bool) -> Optional[float]:
+    """When stretch_body last refreshed the base's (``base``) or the head tilt's status: its ``timestamp_pc``
+    (``time.time()`` of the status thread's update, base.py / dynamixel_hello_XL430.py). None where the status has
+    none (the stand-in)."""
+    status = robot.base.status if base else robot.head.status["head_tilt"]
+    stamp = status.get("timestamp_pc")
+    return float(stamp) if stamp else None
 
 
 def runstop_engaged(robot: RobotLike) -> bool:

@@ -39,6 +39,7 @@ from goat_stretch.body import (
     base_settled,
     robot_is_homed,
     runstop_engaged,
+    status_time_s,
 )
 
 
@@ -359,10 +360,18 @@ class DiscreteActionExecutor:
 
     def _supervise(self, action: DiscreteAction, remaining: Callable[[], float], tolerance: float, start_s: float,
                    base: bool) -> ActionOutcome:
-        """Poll until the error is within tolerance; stop on runstop, stall or deadline."""
+        """Poll until the error is within tolerance; stop on runstop, stall or deadline.
+
+        A stall is judged on stretch_body's status time where it has one: a status thread starved for
+        ``stall_time_s`` (a loaded machine) reports no new position, which is no evidence of a contact."""
         cfg, clock = self.config, self.clock
+
+        def status_now_s() -> float:
+            stamp = status_time_s(self.robot, base)
+            return clock.now_s() if stamp is None else stamp
+
         best = abs(remaining())
-        last_progress_s = clock.now_s()
+        last_progress_s = status_now_s()
         while True:
             if runstop_engaged(self.robot):
                 self._halt()
@@ -372,18 +381,19 @@ class DiscreteActionExecutor:
                 self._halt()
                 return self._outcome(action, StopReason.CANCELLED, "stopped: the action was cancelled", start_s)
             error = abs(remaining())
-            now_s = clock.now_s()
+            now_s, seen_s = clock.now_s(), status_now_s()
             if error <= tolerance and not (base and not base_settled(self.robot)):  # the move itself finished
                 if base:
                     self._halt()  # no residual set-point survives the action
                 return self._outcome(action, StopReason.DONE, "done", start_s)
             if error < best - cfg.progress_epsilon:
-                best, last_progress_s = error, now_s
+                best, last_progress_s = error, seen_s
             if now_s - start_s > cfg.motion_timeout_s:
                 self._halt()
                 return self._outcome(action, StopReason.TIMEOUT, f"stopped: not at the set-point after "
                                      f"{cfg.motion_timeout_s:.1f} s ({error:.3f} left)", start_s)
-            if now_s - last_progress_s > cfg.stall_time_s:
+            # At the set-point and only settling (stale wheel flags on a loaded machine, an overshoot) is no stall.
+            if error > tolerance and seen_s - last_progress_s > cfg.stall_time_s:
                 self._halt()
                 return self._outcome(action, StopReason.BLOCKED, f"stopped: no progress for {cfg.stall_time_s:.1f} s "
                                      f"({error:.3f} left), contact assumed", start_s, collided=base)

@@ -3,9 +3,10 @@
     ros2 run goat_stretch stretch_driver --ros-args --params-file config/stretch_driver.yaml
 
 The node owns the stretch_body ``Robot`` (only one process can: stop stretch_ros2's ``stretch_driver`` first,
-keep its camera launch). It subscribes to the head camera's aligned depth and camera info for the forward-step
-obstacle check, and with ``publish_state`` publishes ``/odom``, ``/joint_states`` and the odom -> base_link TF from
-stretch_body's status (what stretch_ros2's driver would publish). An action's result carries the stamp of the first
+keep its camera launch). It subscribes to the head camera's aligned depth and camera info (upright: the
+head_camera relay turns them) for the forward-step obstacle check, and with ``publish_state`` publishes ``/odom``,
+``/joint_states`` and the odom -> base_link TF from stretch_body's status (what stretch_ros2's driver would
+publish). An action's result carries the stamp of the first
 depth frame captured after the motion ended, so the controller acts on an observation of the new pose.
 
 A refusal or a safety stop is logged once and reported in the result (``message``); runstop, timeout, no depth,
@@ -44,7 +45,6 @@ from goat_ros import topics
 from goat_ros.params import StretchDriverParams, declare
 from goat_stretch.body import RobotLike, RobotNotReadyError, base_pose
 from goat_stretch.bringup import executor_config, head_calibration, make_robot, shutdown_exceptions, velocity_config
-from goat_stretch.camera import head_depth_snapshot
 from goat_stretch.driver import DepthSnapshot, DiscreteActionExecutor, MonotonicClock
 from goat_stretch.velocity import VelocityController, VelocityOutcome, VelocityReason
 
@@ -114,8 +114,7 @@ class StretchDriverNode(Node):
         age_s = (self.get_clock().now().nanoseconds - depth[0]) * 1e-9
         if age_s > self.params.max_depth_age_s:
             return None
-        return head_depth_snapshot(cv.image_to_depth(depth[1]), intr, self._head.tilt_rad(),
-                                   self.params.camera_height_m, self.params.head_camera_sideways)
+        return DepthSnapshot(cv.image_to_depth(depth[1]), intr, self._head.tilt_rad(), self.params.camera_height_m)
 
     def _depth_after(self, after_ns: int) -> Optional[int]:
         """Stamp (ns) of the first depth frame received after ``after_ns``, waiting up to observation_wait_s."""

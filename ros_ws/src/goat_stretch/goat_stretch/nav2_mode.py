@@ -10,7 +10,8 @@ robot_navigator.py``, branches humble, jazzy and kilted), and what the sender do
 
 * ``waitUntilNav2Active(localizer='amcl')`` publishes ``initial_pose`` (the map origin unless
   ``setInitialPose`` was called) until ``amcl_pose`` arrives, which resets a localised AMCL to the origin. The
-  sender sets the robot's pose first (``initial_pose``) and refuses amcl without one.
+  sender sets the robot's pose first: the operator's (``initial_pose``) or, without one, the one localisation
+  reports (``current_pose``, :mod:`goat_stretch.nav2_start`), and refuses amcl with neither.
 * ``localizer='robot_localization'`` (not a lifecycle node): jazzy and kilted skip waiting for it; humble waits
   for ``robot_localization/get_state`` forever. The sender then waits for the navigator instead, on every release.
 * ``goToPose`` returns False when the goal is rejected (humble, jazzy) or None (kilted): both are a rejection.
@@ -166,12 +167,14 @@ class Nav2GoalSender:
     """
 
     def __init__(self, frame_id: str = "map", navigator: Any = None, localizer: str = "amcl",
-                 initial_pose: Optional[Pose2D] = None) -> None:
+                 initial_pose: Optional[Pose2D] = None,
+                 current_pose: Optional[Callable[[], tuple[str, Pose2D]]] = None) -> None:
         self._owns_navigator = navigator is None
         self._navigator = _basic_navigator() if navigator is None else navigator
         self._frame_id = frame_id
         self._localizer = localizer
         self._initial_pose = initial_pose  # amcl: the robot's pose in the map frame, set before waiting
+        self._current_pose = current_pose  # amcl without initial_pose: (frame, pose) from localisation, or GoatError
         self._ready = threading.Event()
         self._cancel = threading.Event()
         self._worker: Optional[threading.Thread] = None
@@ -198,16 +201,19 @@ class Nav2GoalSender:
 
     def wait_until_active(self) -> None:
         """Block until Nav2's navigator and the ``localizer`` lifecycle node are active (amcl: and localised at
-        ``initial_pose``); GoatError for amcl without an initial pose (see the module docstring)."""
+        ``initial_pose`` or the ``current_pose``); GoatError for amcl with neither (see the module docstring)."""
         localizer = self._localizer
         if localizer == "amcl":
-            if self._initial_pose is None:
+            if self._initial_pose is not None:
+                frame, pose = "map", self._initial_pose  # the operator gives it in the map frame
+            elif self._current_pose is not None:
+                frame, pose = self._current_pose()  # in AMCL's own global frame
+            else:
                 raise GoatError("nav2 with amcl needs the robot's initial pose in the map frame "
                                 "(nav2_initial_pose): without it BasicNavigator.waitUntilNav2Active publishes the "
                                 "map origin as AMCL's initial pose")
-            pose = self._initial_pose
             msg = self.pose_stamped(pose)
-            msg.header.frame_id = "map"  # AMCL's initial pose is in the map frame
+            msg.header.frame_id = frame
             self._navigator.setInitialPose(msg)
         elif localizer == "robot_localization":
             localizer = "bt_navigator"  # a lifecycle node that exists: humble would wait for get_state forever
