@@ -25,6 +25,7 @@ from goat_core.matching.selection import GOAL_MATCHERS, IMAGE_MATCHERS
 from goat_core.perception.factory import PERCEPTION_BACKENDS
 from goat_nav.goal_cmd import add_goal_parser
 from goat_nav.parallel import add_parallel_args, parallel_config
+from goat_nav.suites.findingdory_args import add_findingdory_args
 from sim_bridge.embedded.home import FURNITURE_KINDS, HomeConfig
 
 LIVE_DEFAULT = "127.0.0.1:8765"
@@ -116,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"serve the run live to Foxglove / Lichtblick over a Foxglove WebSocket (default "
                             f"{LIVE_DEFAULT}; port 0 picks a free one); needs the live extra")
     _add_perception_args(bench)
+    add_findingdory_args(bench)
     bench.add_argument("--ros", action="store_true",
                        help="replay the episodes through the ROS 2 graph (needs scripts/setup_ros.sh)")
     add_parallel_args(bench)
@@ -161,10 +163,11 @@ def build_parser() -> argparse.ArgumentParser:
 def _check_bench_args(args: argparse.Namespace) -> None:
     """Combinations of ``goat-nav bench`` flags that cannot run, refused before any episode is generated."""
     if (args.suite != "goat" or args.ros) and (
-            (args.perception, args.matcher, args.image_matcher) != ("ground_truth", "structured", "sift")
-            or args.keyframes):
+            (args.perception != "ground_truth" and (args.suite != "findingdory" or args.ros))
+            or (args.matcher, args.image_matcher) != ("structured", "sift") or args.keyframes):
         raise GoatError("--perception/--matcher/--image-matcher other than the defaults and --keyframes run with "
-                        "the in-process GOAT suite only (goat-nav bench without --ros or --suite) for now")
+                        "the in-process GOAT suite only (goat-nav bench without --ros or --suite; --perception "
+                        "also with --suite findingdory, for its memory) for now")
     if args.live is not None and (args.suite != "goat" or args.ros):
         raise GoatError("--live serves the in-process GOAT suite (goat-nav bench without --ros or --suite); "
                         "for a ROS graph run 'goat-nav view' next to it")

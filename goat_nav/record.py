@@ -299,6 +299,84 @@ class CdrBagWriter:
         return log_ns
 
 
+class MessageFactory:
+    """ROS 2 messages of the simulator bridge's contract, as ``rosbags`` objects of one typestore.
+
+    Shared by the run recorder and the experience bag writer (goat_nav.experience_bag)."""
+
+    def __init__(self, store: Typestore) -> None:
+        self.store = store
+
+    def msg(self, msgtype: str, **fields: Any) -> Any:
+        return self.store.types[msgtype](**fields)
+
+    def header(self, stamp_ns: int, frame_id: str) -> Any:
+        stamp = self.msg("builtin_interfaces/msg/Time", sec=stamp_ns // 1_000_000_000,
+                         nanosec=stamp_ns % 1_000_000_000)
+        return self.msg("std_msgs/msg/Header", stamp=stamp, frame_id=frame_id)
+
+    def image(self, array: np.ndarray, encoding: str, header: Any) -> Any:
+        """An Image of a C-contiguous little-endian array (rgb8: (H, W, 3) uint8; 32FC1: (H, W) float32)."""
+        data = np.ascontiguousarray(array, dtype=np.uint8 if encoding == "rgb8" else "<f4")
+        height, width = data.shape[:2]
+        return self.msg(IMAGE_TYPE, header=header, height=height, width=width, encoding=encoding,
+                        is_bigendian=0, step=data.strides[0], data=data.view(np.uint8).reshape(-1))
+
+    def camera_info(self, intr: CameraIntrinsics, header: Any) -> Any:
+        """A distortion-free pinhole CameraInfo (plumb_bob, zero coefficients), as the simulator bridge sends."""
+        k = np.array([intr.fx, 0.0, intr.cx, 0.0, intr.fy, intr.cy, 0.0, 0.0, 1.0])
+        p = np.array([intr.fx, 0.0, intr.cx, 0.0, 0.0, intr.fy, intr.cy, 0.0, 0.0, 0.0, 1.0, 0.0])
+        roi = self.msg("sensor_msgs/msg/RegionOfInterest", x_offset=0, y_offset=0, height=0, width=0,
+                       do_rectify=False)
+        return self.msg(CAMERA_INFO_TYPE, header=header, height=intr.height, width=intr.width,
+                        distortion_model="plumb_bob", d=np.zeros(5), k=k, r=np.eye(3).reshape(-1), p=p,
+                        binning_x=0, binning_y=0, roi=roi)
+
+    def vector(self, x: float, y: float, z: float) -> Any:
+        return self.msg("geometry_msgs/msg/Vector3", x=float(x), y=float(y), z=float(z))
+
+    def quaternion(self, x: float, y: float, z: float, w: float) -> Any:
+        return self.msg("geometry_msgs/msg/Quaternion", x=float(x), y=float(y), z=float(z), w=float(w))
+
+    def yaw(self, yaw_rad: float) -> Any:
+        return self.quaternion(0.0, 0.0, math.sin(yaw_rad / 2.0), math.cos(yaw_rad / 2.0))
+
+    def transform(self, header: Any, child: str, xyz: tuple[float, float, float], rotation: Any) -> Any:
+        transform = self.msg("geometry_msgs/msg/Transform", translation=self.vector(*xyz), rotation=rotation)
+        return self.msg("geometry_msgs/msg/TransformStamped", header=header, child_frame_id=child,
+                        transform=transform)
+
+    def optical_transform(self) -> Any:
+        # camera_link (x forward, z up) -> optical frame (z forward, x right, y down): roll -90 deg, yaw -90 deg.
+        return self.transform(self.header(0, CAMERA_FRAME), OPTICAL_FRAME, (0.0, 0.0, 0.0),
+                              self.quaternion(-0.5, 0.5, -0.5, 0.5))
+
+    def odometry(self, pose: Pose2D, header: Any) -> Any:
+        point = self.msg("geometry_msgs/msg/Point", x=float(pose.x_m), y=float(pose.y_m), z=0.0)
+        with_cov = self.msg("geometry_msgs/msg/PoseWithCovariance",
+                            pose=self.msg("geometry_msgs/msg/Pose", position=point, orientation=self.yaw(pose.yaw_rad)),
+                            covariance=np.zeros(36))
+        twist = self.msg("geometry_msgs/msg/Twist", linear=self.vector(0, 0, 0), angular=self.vector(0, 0, 0))
+        return self.msg(ODOM_TYPE, header=header, child_frame_id=BASE_FRAME, pose=with_cov,
+                        twist=self.msg("geometry_msgs/msg/TwistWithCovariance", twist=twist, covariance=np.zeros(36)))
+
+    def camera_pose(self, pose: Pose2D, camera_tilt_rad: float, camera_height_m: float, intrinsics: CameraIntrinsics,
+                    stamp_ns: int) -> dict[str, Any]:
+        """Odometry, the /tf chain map -> odom -> base_link -> camera_link and the camera info of one view."""
+        odom = self.header(stamp_ns, ODOM_FRAME)
+        # REP 103 pitch is positive nose-down, so a head tilted up by t has pitch -t (rotation about y).
+        half = -camera_tilt_rad / 2.0
+        transforms = [
+            self.transform(self.header(stamp_ns, MAP_FRAME), ODOM_FRAME, (0.0, 0.0, 0.0),
+                           self.quaternion(0.0, 0.0, 0.0, 1.0)),
+            self.transform(odom, BASE_FRAME, (pose.x_m, pose.y_m, 0.0), self.yaw(pose.yaw_rad)),
+            self.transform(self.header(stamp_ns, BASE_FRAME), CAMERA_FRAME, (0.0, 0.0, camera_height_m),
+                           self.quaternion(0.0, math.sin(half), 0.0, math.cos(half))),
+        ]
+        return {ODOM_TOPIC: self.odometry(pose, odom), TF_TOPIC: self.msg(TF_TYPE, transforms=transforms),
+                CAMERA_INFO_TOPIC: self.camera_info(intrinsics, self.header(stamp_ns, OPTICAL_FRAME))}
+
+
 @dataclass(frozen=True, eq=False)
 class RecordedGoal:
     """A subtask goal as /goat/goal carries it (goat_interfaces/Goal); unset fields stay empty."""
@@ -338,6 +416,7 @@ class RunRecorder:
         self.step_period_ns = step_period_ns
         self._run_info = json.dumps(dict(run_info or {}), sort_keys=True, default=str)
         self._store = make_typestore(interfaces_dir)
+        self._make = MessageFactory(self._store)
         self._writer: Optional[Writer] = None
         self._connections: dict[str, Any] = {}
         self._num_actions = 0  # the simulated clock: actions recorded so far
@@ -427,75 +506,22 @@ class RunRecorder:
         self.message_counts[topic] += 1
 
     def _msg(self, msgtype: str, **fields: Any) -> Any:
-        return self._store.types[msgtype](**fields)
+        return self._make.msg(msgtype, **fields)
 
     def _header(self, stamp_ns: int, frame_id: str) -> Any:
-        stamp = self._msg("builtin_interfaces/msg/Time", sec=stamp_ns // 1_000_000_000,
-                          nanosec=stamp_ns % 1_000_000_000)
-        return self._msg("std_msgs/msg/Header", stamp=stamp, frame_id=frame_id)
+        return self._make.header(stamp_ns, frame_id)
 
     def _image(self, array: np.ndarray, encoding: str, header: Any) -> Any:
-        """An Image of a C-contiguous little-endian array (rgb8: (H, W, 3) uint8; 32FC1: (H, W) float32)."""
-        data = np.ascontiguousarray(array, dtype=np.uint8 if encoding == "rgb8" else "<f4")
-        height, width = data.shape[:2]
-        return self._msg(IMAGE_TYPE, header=header, height=height, width=width, encoding=encoding,
-                         is_bigendian=0, step=data.strides[0], data=data.view(np.uint8).reshape(-1))
-
-    def _camera_info(self, intr: CameraIntrinsics, header: Any) -> Any:
-        """A distortion-free pinhole CameraInfo (plumb_bob, zero coefficients), as the simulator bridge sends."""
-        k = np.array([intr.fx, 0.0, intr.cx, 0.0, intr.fy, intr.cy, 0.0, 0.0, 1.0])
-        p = np.array([intr.fx, 0.0, intr.cx, 0.0, 0.0, intr.fy, intr.cy, 0.0, 0.0, 0.0, 1.0, 0.0])
-        roi = self._msg("sensor_msgs/msg/RegionOfInterest", x_offset=0, y_offset=0, height=0, width=0,
-                        do_rectify=False)
-        return self._msg(CAMERA_INFO_TYPE, header=header, height=intr.height, width=intr.width,
-                         distortion_model="plumb_bob", d=np.zeros(5), k=k, r=np.eye(3).reshape(-1), p=p,
-                         binning_x=0, binning_y=0, roi=roi)
-
-    def _vector(self, x: float, y: float, z: float) -> Any:
-        return self._msg("geometry_msgs/msg/Vector3", x=float(x), y=float(y), z=float(z))
-
-    def _quaternion(self, x: float, y: float, z: float, w: float) -> Any:
-        return self._msg("geometry_msgs/msg/Quaternion", x=float(x), y=float(y), z=float(z), w=float(w))
-
-    def _yaw(self, yaw_rad: float) -> Any:
-        return self._quaternion(0.0, 0.0, math.sin(yaw_rad / 2.0), math.cos(yaw_rad / 2.0))
-
-    def _transform(self, header: Any, child: str, xyz: tuple[float, float, float], rotation: Any) -> Any:
-        transform = self._msg("geometry_msgs/msg/Transform", translation=self._vector(*xyz), rotation=rotation)
-        return self._msg("geometry_msgs/msg/TransformStamped", header=header, child_frame_id=child,
-                         transform=transform)
+        return self._make.image(array, encoding, header)
 
     def _optical_transform(self) -> Any:
-        # camera_link (x forward, z up) -> optical frame (z forward, x right, y down): roll -90 deg, yaw -90 deg.
-        return self._transform(self._header(0, CAMERA_FRAME), OPTICAL_FRAME, (0.0, 0.0, 0.0),
-                               self._quaternion(-0.5, 0.5, -0.5, 0.5))
-
-    def _odometry(self, pose: Pose2D, header: Any) -> Any:
-        point = self._msg("geometry_msgs/msg/Point", x=float(pose.x_m), y=float(pose.y_m), z=0.0)
-        with_cov = self._msg("geometry_msgs/msg/PoseWithCovariance",
-                             pose=self._msg("geometry_msgs/msg/Pose", position=point,
-                                            orientation=self._yaw(pose.yaw_rad)),
-                             covariance=np.zeros(36))
-        twist = self._msg("geometry_msgs/msg/Twist", linear=self._vector(0, 0, 0), angular=self._vector(0, 0, 0))
-        return self._msg(ODOM_TYPE, header=header, child_frame_id=BASE_FRAME,
-                         pose=with_cov, twist=self._msg("geometry_msgs/msg/TwistWithCovariance", twist=twist,
-                                                        covariance=np.zeros(36)))
+        return self._make.optical_transform()
 
     def _write_observation(self, obs: Observation, stamp_ns: int) -> None:
         optical = self._header(stamp_ns, OPTICAL_FRAME)
-        odom = self._header(stamp_ns, ODOM_FRAME)
-        # REP 103 pitch is positive nose-down, so a head tilted up by t has pitch -t (rotation about y).
-        half = -obs.camera_tilt_rad / 2.0
-        transforms = [
-            self._transform(self._header(stamp_ns, MAP_FRAME), ODOM_FRAME, (0.0, 0.0, 0.0),
-                            self._quaternion(0.0, 0.0, 0.0, 1.0)),
-            self._transform(odom, BASE_FRAME, (obs.pose.x_m, obs.pose.y_m, 0.0), self._yaw(obs.pose.yaw_rad)),
-            self._transform(self._header(stamp_ns, BASE_FRAME), CAMERA_FRAME, (0.0, 0.0, obs.camera_height_m),
-                            self._quaternion(0.0, math.sin(half), 0.0, math.cos(half))),
-        ]
-        self._write(ODOM_TOPIC, stamp_ns, self._odometry(obs.pose, odom))
-        self._write(TF_TOPIC, stamp_ns, self._msg(TF_TYPE, transforms=transforms))
-        self._write(CAMERA_INFO_TOPIC, stamp_ns, self._camera_info(obs.intrinsics, optical))
+        for topic, msg in self._make.camera_pose(obs.pose, obs.camera_tilt_rad, obs.camera_height_m,
+                                                 obs.intrinsics, stamp_ns).items():
+            self._write(topic, stamp_ns, msg)
         self._write(DEPTH_TOPIC, stamp_ns, self._image(obs.depth_m, "32FC1", optical))
         self._write(RGB_TOPIC, stamp_ns, self._image(obs.rgb, "rgb8", optical))
 

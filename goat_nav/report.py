@@ -2,8 +2,8 @@
 
 Every suite's results file reports: GOAT (SR / SPL by modality and subtask index), LangMap (also by level, by
 description style and SeqSR@n), PASTURE (also by split) and FindingDory, whose results file is its own
-(``goat_nav.suites.findingdory.write_results``: HL-SR, LL-SR, HL-SPL, LL-SPL, DTG-SR, SC-SR overall and per task
-type, a table per episode and a map per task).
+(``goat_core.bench.findingdory_results``: HL-SR, LL-SR, HL-SPL, LL-SPL, DTG-SR, SC-SR overall and per task
+type, a table per episode, a map per task and, per task, the frames the high level chose next to the oracle's).
 
 Everything is inline: charts are SVG, maps are PNG data URIs, there is no script and no external asset, so the
 file opens anywhere (a browser offline, a CI artifact viewer).
@@ -37,6 +37,7 @@ from typing import Any, Mapping, Optional, Sequence
 import cv2
 import numpy as np
 
+from goat_core.bench.findingdory_results import FRAMES_META_KEY, read_frames, read_results
 from goat_core.bench.outputs import partial_run_note
 from goat_core.bench.results import (
     GroupStats,
@@ -598,8 +599,32 @@ def _task_map(trajectory: Trajectory, task: Mapping[str, Any]) -> str:
             f'alt="top-down map of {html.escape(trajectory.episode_id)}" src="{image}"></figure>')
 
 
+def _thumbs(frames: Any, thumbnails: Mapping[int, str], label: str) -> str:
+    if not isinstance(frames, list) or not frames:
+        return f'<span class="note">{label}: none</span>'
+    cells = []
+    for k in frames:
+        data = thumbnails.get(int(k)) if isinstance(k, int) else None
+        image = (f'<img alt="frame {k}" src="data:image/jpeg;base64,{data}">' if data is not None
+                 else '<span class="note">(no thumbnail)</span>')
+        cells.append(f"<figure>{image}<figcaption>{html.escape(str(k))}</figcaption></figure>")
+    return f'<div class="strip"><span>{label}</span>{"".join(cells)}</div>'
+
+
+def _frame_strips(tasks: Sequence[Mapping[str, Any]], thumbnails: Mapping[int, str]) -> str:
+    """Per task: the frames the high level chose, then the oracle's (a correct answer), as thumbnails."""
+    rows = []
+    for t in tasks:
+        mark = "ok" if t.get("hl_success") else "wrong"
+        rows.append(f'<div class="frames {mark}"><b>{html.escape(str(t.get("task_id", "")))}</b> '
+                    f'{html.escape(str(t.get("lang", "")))} (high level {mark})'
+                    f'{_thumbs(t.get("selected_frames"), thumbnails, "chosen")}'
+                    f'{_thumbs(t.get("reference_frames"), thumbnails, "oracle")}</div>')
+    return "".join(rows)
+
+
 def _findingdory_episode(episode_id: str, tasks: Sequence[Mapping[str, Any]],
-                         trajectories: Sequence[Trajectory]) -> str:
+                         trajectories: Sequence[Trajectory], thumbnails: Mapping[int, str]) -> str:
     header = ["task", "type", "instruction", "HL", "DTG", "SC", "LL", "HL-SPL", "LL-SPL", "actions", "path m",
               "error"]
     rows = [[t.get("task_id", ""), t.get("task_type", ""), t.get("lang", ""), _yes(t.get("hl_success")),
@@ -614,8 +639,11 @@ def _findingdory_episode(episode_id: str, tasks: Sequence[Mapping[str, Any]],
             maps.append(_task_map(trajectory, t))
     pictures = "".join(maps) if maps else ('<p class="note">No maps: the results hold no trajectories for this '
                                            'episode (run with <code>goat-nav bench --out</code> to store them).</p>')
+    strips = _frame_strips(tasks, thumbnails) if thumbnails else (
+        '<p class="note">No frames: the results hold no thumbnails for this episode (run with <code>goat-nav bench '
+        '--out</code> to store them).</p>')
     return (f'<section class="episode"><h3>Episode {html.escape(episode_id)}</h3>{_table(rows, header)}'
-            f"<div>{pictures}</div></section>")
+            f"<div>{pictures}</div>{strips}</section>")
 
 
 _FINDINGDORY_LEGEND = ("<p class=\"note\">Maps, one per task: light grey is navigable, dark grey is not; the line is "
@@ -623,10 +651,17 @@ _FINDINGDORY_LEGEND = ("<p class=\"note\">Maps, one per task: light grey is navi
                        "targets, stars when the task succeeded; a task the high level failed has no drive.</p>")
 
 
+_FRAMES_LEGEND = ("<p class=\"note\">Frames, one row per task: the experience frames the high level chose (one per "
+                  "goal) and those the oracle selector chose over the simulator's log (a correct answer), labelled "
+                  "with their frame index.</p>")
+
+
 def render_findingdory_report(records: Sequence[FindingDoryRecord], tasks: Sequence[Mapping[str, Any]],
-                              meta: Mapping[str, Any], trajectories: Sequence[Trajectory]) -> str:
+                              meta: Mapping[str, Any], trajectories: Sequence[Trajectory],
+                              frames: Optional[Mapping[str, Mapping[int, str]]] = None) -> str:
     """The report page of a FindingDory run: ``records[i]`` is the record of ``tasks[i]`` (the results file's
-    task rows); trajectories (``<episode>/<task>``) are drawn from their stored form."""
+    task rows); trajectories (``<episode>/<task>``) are drawn from their stored form; ``frames``: per episode the
+    thumbnails of the frames the tasks name (goat_core.bench.findingdory_results)."""
     if len(records) != len(tasks):
         raise ValueError(f"{len(records)} FindingDory records for {len(tasks)} task rows")
     stored = trajectories_from_json(trajectories_to_json(trajectories))
@@ -647,26 +682,35 @@ def render_findingdory_report(records: Sequence[FindingDoryRecord], tasks: Seque
     by_episode: dict[str, list[Mapping[str, Any]]] = {}
     for task in tasks:
         by_episode.setdefault(str(task.get("episode_id")), []).append(task)
-    episodes = [_findingdory_episode(ep, items, stored) for ep, items in by_episode.items()]
+    episodes = [_findingdory_episode(ep, items, stored, (frames or {}).get(ep, {})) for ep, items in by_episode.items()]
     run = html.escape(json.dumps(dict(meta), indent=2, default=str))
+    high = meta.get("high_level")
+    selector = high.get("selector", "?") if isinstance(high, dict) else str(high)
+    source = (f'<p>High level: <b>{html.escape(str(selector))}</b>, perception: '
+              f'<b>{html.escape(str(meta.get("perception", "?")))}</b></p>')
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>goat_nav FindingDory report</title>
 <style>{_STYLE}
-figure.task-map{{display:inline-block;margin:0.5em 1em 0.5em 0;vertical-align:top}}</style></head>
-<body><h1>goat_nav FindingDory report</h1>
+figure.task-map{{display:inline-block;margin:0.5em 1em 0.5em 0;vertical-align:top}}
+div.frames{{margin:0.6em 0}}div.frames.wrong b{{color:#b00}}
+div.strip{{display:inline-block;margin:0.2em 1.5em 0 0;vertical-align:top}}
+div.strip>span{{display:inline-block;width:3.5em;vertical-align:top}}
+div.strip figure{{display:inline-block;margin:0 0.3em;text-align:center;font-size:0.8em}}</style></head>
+<body><h1>goat_nav FindingDory report</h1>{source}
 <h2>Overall (%)</h2>{_table(overall_rows, ["metric", "value"], "findingdory-overall")}
 <div class="charts">{chart}</div>
 <h2>By task type (%)</h2>{_table(type_rows, ["task type", *FINDINGDORY_COLUMNS, "n"], "findingdory-by-task-type")}
-<h2>Episodes</h2>{_FINDINGDORY_LEGEND}{"".join(episodes)}
+<h2>Episodes</h2>{_FINDINGDORY_LEGEND}{_FRAMES_LEGEND}{"".join(episodes)}
 <h2>Run</h2><pre>{run}</pre>
 </body></html>
 """
 
 
 def write_findingdory_report(path: Path, records: Sequence[FindingDoryRecord], tasks: Sequence[Mapping[str, Any]],
-                             meta: Mapping[str, Any], trajectories: Sequence[Trajectory]) -> None:
+                             meta: Mapping[str, Any], trajectories: Sequence[Trajectory],
+                             frames: Optional[Mapping[str, Mapping[int, str]]] = None) -> None:
     """Write the FindingDory report page atomically."""
-    atomic_write_bytes(path, render_findingdory_report(records, tasks, meta, trajectories).encode("utf-8"))
+    atomic_write_bytes(path, render_findingdory_report(records, tasks, meta, trajectories, frames).encode("utf-8"))
 
 
 def _suite_of(results_path: PathLike) -> Optional[str]:
@@ -701,11 +745,17 @@ def run_report(args: argparse.Namespace) -> int:
     """``goat-nav report results.json``: the report of a finished (or interrupted) run, from its files."""
     out = args.out if args.out is not None else Path(args.results).with_suffix(".html")
     if _suite_of(args.results) == "findingdory":
-        from goat_nav.suites.findingdory import read_results  # here: that module imports this one
-
         found = read_results(args.results)
+        frames_name = found.meta.get(FRAMES_META_KEY)
+        frames_file = Path(args.results).parent / frames_name if isinstance(frames_name, str) else None
+        frames = {}
+        if frames_file is not None and not frames_file.exists():
+            print(f"warning: {frames_file} (named by {args.results}) is missing; the report has no frames",
+                  file=sys.stderr)
+        elif frames_file is not None:
+            frames = read_frames(frames_file)
         write_findingdory_report(out, found.records, found.tasks, found.meta,
-                                 load_run_trajectories(args.results, found.meta))
+                                 load_run_trajectories(args.results, found.meta), frames)
         print(f"report: {out}")
         return 0
     results = read_results_json(args.results)

@@ -246,6 +246,29 @@ def test_metric_table_matches_hand_computed_values() -> None:
     assert lines[3].split() == ["ordered_revisitation", "100.0", "0.0", "-", "0.0", "100.0", "100.0", "1"]
 
 
+def _outcome(hl: bool, ll: bool, stops: int, goals: int, error: Optional[str] = None) -> suite.TaskOutcome:
+    record = FindingDoryRecord.from_distances("e", "task_1", "interaction", hl_success=hl, hl_dtg_success=hl,
+                                              hl_sc_success=hl, ll_success=ll, shortest_path_m=2.0,
+                                              hl_goal_path_m=2.0, path_length_m=3.0 if goals else 0.0)
+    return suite.TaskOutcome(record=record, lang="Navigate to any object you picked up yesterday.",
+                             template_key="pick_any", valid_targets=(("cup_1",),), selection=None,
+                             shortest_path_m=2.0, path_length_m=3.0 if goals else 0.0, num_actions=10 * goals,
+                             stops=stops, error=error, goal_starts=tuple(range(goals)))
+
+
+@pytest.mark.parametrize(("outcome", "stop_reason", "failure"), [
+    (_outcome(True, True, 1, 1), "stop", None),
+    (_outcome(False, False, 0, 0), "stop", "wrong_instance"),  # frames that do not show the goal: no drive
+    (_outcome(True, False, 1, 1), "stop", "near_miss"),  # the right frames, a STOP the verifier refused
+    (_outcome(True, False, 0, 1), "budget", "budget"),
+    (_outcome(False, False, 0, 0, error="the VLM answered 'x'"), "error", "error"),
+])
+def test_a_failed_task_is_classified_as_the_failure_taxonomy_says(outcome: suite.TaskOutcome, stop_reason: str,
+                                                                    failure: Optional[str]) -> None:
+    record = outcome.subtask_record(0)
+    assert (record.stop_reason, record.failure, record.success) == (stop_reason, failure, failure is None)
+
+
 # ----------------------------------------------------------------------------------------------- CLI
 
 

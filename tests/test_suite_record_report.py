@@ -125,14 +125,15 @@ def test_the_pasture_report_has_the_splits(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def findingdory_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
-    """(results, report, bag folder) of one recorded FindingDory episode with two task types."""
+    """(results, report, bag folder) of one recorded FindingDory episode with two task types (its experience is
+    recorded too, under experience/)."""
     root = tmp_path_factory.mktemp("findingdory")
     results, report, bag = root / "fd.json", root / "fd.html", root / "run"
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(fd_suite, "TASK_TYPES", FD_TASK_TYPES)
         assert main(["bench", "--suite", "findingdory", "--episodes", "1", "--seed", "7", "--num-rooms", "3",
                      "--homes", "primitive", "--max-actions", str(FD_MAX_ACTIONS), "--quiet", "--out", str(results),
-                     "--report", str(report), "--record", str(bag)]) == 0
+                     "--report", str(report), "--record", str(bag), "--experience-bags", str(root / "experience")]) == 0
     return results, report, bag
 
 
@@ -173,9 +174,27 @@ def test_the_findingdory_report_has_its_metrics(findingdory_run: tuple[Path, Pat
         [t] + [percent(body["summary"]["by_task_type"][t][key]) for key in keys] + ["1"] for t in FD_TASK_TYPES]
     assert all(t["lang"] in page for t in body["tasks"])
     assert page.count('<figure class="task-map">') == len(FD_TASK_TYPES)  # a map per task from the sidecar
+    # The high level is named, and per task the frames it chose sit next to the oracle's, as thumbnails.
+    assert body["meta"]["high_level"]["selector"] == "memory" and body["meta"]["perception"] == "ground_truth"
+    assert "High level: <b>memory</b>, perception: <b>ground_truth</b>" in page
+    for t in body["tasks"]:
+        assert t["reference_frames"] and t["selected_frames"]
+        for k in t["selected_frames"] + t["reference_frames"]:
+            assert f'<img alt="frame {k}" src="data:image/jpeg;base64,' in page
+    assert page.count('<div class="frames ') == len(FD_TASK_TYPES)
     again = tmp_path / "again.html"
     assert main(["report", str(results_path), "--out", str(again)]) == 0
     assert again.read_bytes() == report.read_bytes()
+
+
+def test_the_findingdory_experience_is_a_bag_of_its_own(findingdory_run: tuple[Path, Path, Path]) -> None:
+    from goat_nav.experience_bag import read_experience_bag
+
+    video = read_experience_bag(findingdory_run[0].parent / "experience" / "7-0")
+    assert len(video) > 50 and video.has_segmentation and video.annotation
+    assert any(f.proprioception.holding for f in video.frames) and not video.frames[0].proprioception.holding
+    times = [f.time_s for f in video.frames]
+    assert times == sorted(times) and times[0] >= 8 * 3600.0
 
 
 def test_a_findingdory_results_file_that_does_not_add_up_is_named(findingdory_run: tuple[Path, Path, Path],

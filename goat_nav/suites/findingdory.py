@@ -1,26 +1,35 @@
 """`goat-nav bench --suite findingdory`: FindingDory's memory tasks on procedural homes, end to end.
 
-Per episode (one home): the oracle's experience is collected in the embedded simulator and logged
-(``sim_bridge.embedded.findingdory_gen``), while the low-level navigator watches it and maps the home; one
-instruction per FindingDory task type is generated from it. Per instruction, from the experience's start pose:
+Per episode (one home): the oracle's experience is collected in the embedded simulator
+(``sim_bridge.embedded.findingdory_gen``). It produces what the robot recorded, the experience video
+(``goat_core.mapping.experience_video``: RGB-D frames, poses, clock, gripper; the simulator's segmentation only
+when the memory uses ground-truth perception), and the simulator's structured log, which is scoring data: it
+generates the tasks (one instruction per FindingDory task type), verifies answers and gives the oracle's
+reference frames. The low-level navigator watches the experience and maps the home. Per instruction, from the
+experience's start pose:
 
-1. high level: :class:`~goat_core.bench.findingdory_selector.ExperienceSelector` reads the log and names one frame
-   per goal; the verifier teleports to each chosen frame's pose and checks the goal there (HL, and the DTG-only
-   and SC-only relaxations);
+1. high level: the chosen policy (``--selector``, ``goat_core.bench.findingdory_policy``) names one frame per
+   goal: ``memory`` (default) reads a memory built from the video's frames by ``--perception``; ``oracle`` reads
+   the log; ``vlm`` asks a video-language model over an OpenAI-compatible endpoint. The verifier teleports to each
+   chosen frame's pose and checks the goal there (HL, and the DTG-only and SC-only relaxations). A policy that
+   gives no answer (or a malformed one) fails that task with its error; the run goes on;
 2. low level, only after a high-level success (FindingDory's order): the
    :class:`~goat_core.control.pose_nav.PoseGoalNavigator` drives to each chosen pose in turn and STOPs there;
    the verifier checks the goal at every STOP (ordered goals in their order, unordered goals in any).
 
 Scores are FindingDory's HL-SR, LL-SR, HL-SPL, LL-SPL, DTG-SR and SC-SR (``goat_core.bench.suite_metrics``),
 overall and per task type. ``--no-memory``: the navigator does not get the map it built while watching the
-experience (the selector still reads the log, which is the task's input). ``--max-actions`` is the budget per
-goal (default 500); ``--success-distance-m`` / ``--success-metric`` set the verifier's distance threshold.
+experience (the high level still reads the experience, which is the task's input). ``--max-actions`` is the
+budget per goal (default 500); ``--success-distance-m`` / ``--success-metric`` set the verifier's distance
+threshold.
 
-Files: ``--out`` writes the FindingDory results (:func:`write_results`, read back by :func:`read_results` and
-``goat-nav report``) and next to them the trajectories file of ``goat-nav bench`` (one entry per task, id
-``<episode>/<task>``); ``--report`` the HTML report; ``--record RUN`` a rosbag2 MCAP bag of the interaction phase
-through :class:`goat_nav.record.RunRecorder`: per task its instruction as a description goal, every observation
-and action of the low-level drive, and the task's low-level result. Real FindingDory episode files
+Files: ``--out`` writes the FindingDory results (``goat_core.bench.findingdory_results``, read back by ``goat-nav
+report``; ``meta`` names the high-level policy and the perception), next to them the trajectories file of
+``goat-nav bench`` (one entry per task, id ``<episode>/<task>``) and the frames file (thumbnails of the frames
+each task chose and of the oracle's); ``--report`` the HTML report; ``--record RUN`` a rosbag2 MCAP bag of the
+interaction phase through :class:`goat_nav.record.RunRecorder`: per task its instruction as a description goal,
+every observation and action of the low-level drive, and the task's low-level result; ``--experience-bags DIR``
+each experience video as its own bag (``goat_nav.experience_bag``). Real FindingDory episode files
 (``--episodes-file``) need their HSSD scenes in habitat-sim: :func:`check_episodes_file` refuses them, naming the
 scene.
 """
@@ -30,7 +39,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import json
 import time
 from dataclasses import dataclass, field
 from itertools import permutations
@@ -41,10 +49,19 @@ import numpy as np
 
 from goat_core.bench.experience import ExperienceLog
 from goat_core.bench.findingdory import load_findingdory_dataset
+from goat_core.bench.findingdory_policy import EpisodeExperience, HighLevelPolicy, OracleSelector
+from goat_core.bench.findingdory_results import (
+    FRAMES_META_KEY,
+    frames_path,
+    read_frames,
+    read_results,
+    thumbnail_jpeg,
+    write_frames,
+    write_results,
+)
 from goat_core.bench.findingdory_selector import ExperienceSelector, Selection
 from goat_core.bench.findingdory_tasks import TASK_TYPES, FindingDoryTask
-from goat_core.bench.metrics import InvalidMetricInputError
-from goat_core.bench.results import InvalidResultError, SubtaskRecord, atomic_write_bytes
+from goat_core.bench.results import SubtaskRecord
 from goat_core.bench.suite_metrics import (
     FindingDoryRecord,
     FindingDoryStats,
@@ -53,9 +70,11 @@ from goat_core.bench.suite_metrics import (
 )
 from goat_core.control.pose_nav import PoseGoalNavigator, PoseNavConfig
 from goat_core.errors import ConfigError, GoatError, SceneGenerationError
+from goat_core.mapping.experience_video import ExperienceVideo, VideoEncoding
 from goat_core.mapping.occupancy import OccupancyGrid
 from goat_core.types import DiscreteAction, GoalModality, Observation, Pose2D
 from goat_nav.bench_cmd import home_config_from_args
+from goat_nav.experience_bag import write_experience_bag
 from goat_nav.parallel import WORKER_LOST, UnitResult, WorkerPool, WorkUnit, parallel_config
 from goat_nav.record import RecordedGoal, RunRecorder, check_bag_path
 from goat_nav.report import (
@@ -67,6 +86,7 @@ from goat_nav.report import (
 )
 from goat_nav.resume import PlanResults, check_same_run, plan_run
 from goat_nav.runner import Trajectory
+from goat_nav.suites.findingdory_args import PolicyChoice, build_policy, experience_bag_folder, policy_choice
 from sim_bridge.embedded.episodes import scene_id_for
 from sim_bridge.embedded.findingdory_gen import (
     FindingDoryGenConfig,
@@ -111,7 +131,7 @@ class TaskOutcome:
     lang: str
     template_key: str
     valid_targets: tuple[tuple[str, ...], ...]  # per goal, sorted
-    selection: Optional[Selection]
+    selection: Optional[Selection]  # the high-level policy's answer (None: it gave none; see error)
     shortest_path_m: float
     path_length_m: float
     num_actions: int
@@ -120,6 +140,7 @@ class TaskOutcome:
     actions: tuple[DiscreteAction, ...] = ()  # of the low-level drive, every goal's STOP included
     path_xy_m: tuple[tuple[float, float], ...] = ()  # world positions of the drive: its start, then every step
     goal_starts: tuple[int, ...] = ()  # per goal driven to: the index into path_xy_m where its drive began
+    reference_frames: tuple[int, ...] = ()  # the oracle's frames for the task (what a correct answer looks like)
 
     def to_json(self) -> dict[str, Any]:
         r = self.record
@@ -128,6 +149,7 @@ class TaskOutcome:
                 "valid_targets": [list(t) for t in self.valid_targets],
                 "selected_frames": list(self.selection.frame_indices) if self.selection else None,
                 "selected_targets": list(self.selection.target_ids) if self.selection else None,
+                "reference_frames": list(self.reference_frames),
                 "hl_success": r.hl_success, "hl_dtg_success": r.hl_dtg_success, "hl_sc_success": r.hl_sc_success,
                 "ll_success": r.ll_success, "hl_spl": r.hl_spl, "ll_spl": r.ll_spl,
                 "shortest_path_m": round(self.shortest_path_m, 3), "path_length_m": round(self.path_length_m, 3),
@@ -147,7 +169,9 @@ class TaskOutcome:
         """The task as a ``goat-nav bench`` subtask record (the bag's /goat/subtask_result): the low-level
         outcome, a description goal (the instruction). Ended by "stop" when every goal driven to was stopped at
         (or none was: the high level gave no valid answer), "budget" when a goal ran out of actions, "error" when
-        the selector could not read the instruction."""
+        the selector could not read the instruction. A failed STOP is classified (``goat_core.bench.failures``) by
+        the high level's verdict: ``wrong_instance`` when the chosen frames do not show the goal (nothing was
+        driven), ``near_miss`` when they do but the verifier refused a STOP of the drive to them."""
         r = self.record
         if self.error is not None:
             stop_reason = "error"
@@ -155,11 +179,15 @@ class TaskOutcome:
             stop_reason = "budget"
         else:
             stop_reason = "stop"
+        failure = None
+        if stop_reason == "stop" and not r.ll_success:
+            failure = "near_miss" if r.hl_success else "wrong_instance"
         geodesic = self.shortest_path_m if np.isfinite(self.shortest_path_m) else None
         return SubtaskRecord(episode_id=r.episode_id, index=index, modality=GoalModality.DESCRIPTION,
                              success=r.ll_success, spl=r.ll_spl, path_length_m=self.path_length_m,
                              geodesic_m=geodesic, num_actions=self.num_actions, stop_reason=stop_reason,
-                             distance_to_goal_m=None, error=self.error, actions=self.actions, scene_id=scene_id)
+                             distance_to_goal_m=None, error=self.error, actions=self.actions, scene_id=scene_id,
+                             failure=failure)
 
 
 def _ok(flag: bool) -> str:
@@ -238,16 +266,21 @@ def navigate(sim: EmbeddedSim, judge: TaskJudge, navigator: PoseGoalNavigator, t
 
 def run_task(sim: EmbeddedSim, judge: TaskJudge, navigator: PoseGoalNavigator, experience_map: Optional[OccupancyGrid],
              log: ExperienceLog, task: FindingDoryTask, episode_id: str, config: FindingDoryRunConfig,
-             selector: Optional[ExperienceSelector] = None, on_step: Optional[StepCallback] = None) -> TaskOutcome:
+             policy: Optional[HighLevelPolicy] = None, on_step: Optional[StepCallback] = None) -> TaskOutcome:
     """High level, then (after a high-level success) low level, and the FindingDory record of the task.
 
+    ``policy`` has begun the episode (default: the oracle over ``log``). ``log`` is the simulator's log: it
+    verifies the chosen frames and gives the oracle's reference frames. A policy that raises a GoatError (no
+    answer, a malformed VLM reply, an endpoint that went away) fails the task with that error; the run goes on.
     ``on_step`` sees every low-level action with the observation it was chosen on (the recorder's hook)."""
-    selector = selector or ExperienceSelector()
+    if policy is None:
+        policy = OracleSelector()
+        policy.begin_episode(EpisodeExperience(video=None, log=log))
     start_xy = judge.start_world.xy()
     shortest_m = judge.shortest_path_m(task, start_xy)
     error = None
     try:
-        selection: Optional[Selection] = selector.select(task.lang, log)
+        selection: Optional[Selection] = policy.select(task.lang)
     except GoatError as exc:
         selection, error = None, str(exc)
     hl = high_level_outcome(judge, task, selection, log)
@@ -272,7 +305,16 @@ def run_task(sim: EmbeddedSim, judge: TaskJudge, navigator: PoseGoalNavigator, e
                        valid_targets=tuple(tuple(sorted(g.valid_ids)) for g in task.subgoals), selection=selection,
                        shortest_path_m=shortest_m, path_length_m=drive.path_length_m, num_actions=drive.num_actions,
                        stops=len(drive.stops), error=error, actions=tuple(drive.actions),
-                       path_xy_m=tuple(drive.path_xy_m), goal_starts=tuple(drive.goal_starts))
+                       path_xy_m=tuple(drive.path_xy_m), goal_starts=tuple(drive.goal_starts),
+                       reference_frames=_reference_frames(task, log))
+
+
+def _reference_frames(task: FindingDoryTask, log: ExperienceLog) -> tuple[int, ...]:
+    """The oracle's frames for a task (the report shows them beside the chosen ones); none if it has none."""
+    try:
+        return ExperienceSelector().select(task.lang, log).frame_indices
+    except GoatError:
+        return ()
 
 
 # ----------------------------------------------------------------------------------------------- one episode
@@ -285,6 +327,9 @@ class EpisodeRun:
     scene_id: str  # the home's scene id (sim_bridge.embedded.episodes.scene_id_for)
     outcomes: list[TaskOutcome] = field(default_factory=list)
     trajectories: list[Trajectory] = field(default_factory=list)
+    thumbnails: dict[int, str] = field(default_factory=dict)  # frame -> base64 JPEG, of the frames chosen or
+    # referred to by a task (the report's frame strips)
+    video_bytes: int = 0  # encoded size of the experience video
 
 
 def recorded_goal(task: FindingDoryTask, episode_id: str, index: int, config: FindingDoryRunConfig) -> RecordedGoal:
@@ -321,32 +366,55 @@ def task_trajectory(sim: EmbeddedSim, judge: TaskJudge, task: FindingDoryTask, o
 
 def run_episode(home_seed: int, episode_id: str, config: FindingDoryRunConfig = FindingDoryRunConfig(),
                 home_config: HomeConfig = HomeConfig(), gen_config: Optional[FindingDoryGenConfig] = None,
-                task_types: Sequence[str] = TASK_TYPES, recorder: Optional[RunRecorder] = None) -> EpisodeRun:
+                task_types: Sequence[str] = TASK_TYPES, recorder: Optional[RunRecorder] = None,
+                policy: Optional[HighLevelPolicy] = None, video: Optional[VideoEncoding] = None,
+                experience_bag: Optional[Path] = None) -> EpisodeRun:
     """Experience, instructions and every task of one home (the experience's random draws from ``home_seed``).
 
-    ``recorder``: the interaction phase goes into its bag (per task: goal, observations and actions, result);
-    the experience itself is the task's input and is not recorded."""
+    ``policy``: the high level (default: the rule-based selector over a memory of the video, ground-truth
+    perception); it begins the episode with the experience video (recorded with ``video``, default: with the
+    simulator's segmentation, as ground-truth perception needs) and the log. ``experience_bag``: the experience
+    video is also written there as a rosbag2 bag (goat_nav.experience_bag). ``recorder``: the interaction phase
+    goes into its bag (per task: goal, observations and actions, result)."""
+
     gen_config = gen_config or FindingDoryGenConfig()
+    policy = policy if policy is not None else build_policy(PolicyChoice())
+    video = video if video is not None else VideoEncoding()
     rng = np.random.default_rng(home_seed)
     run = EpisodeRun(scene_id_for(home_seed, home_config))
     with EmbeddedSim(generate_home(home_seed, home_config), findingdory_sim_config()) as sim:
         navigator = PoseGoalNavigator(PoseNavConfig(actions=sim.config.action_sizes,
                                                     camera_tilt_rad=gen_config.camera_tilt_rad))
-        experience = collect_experience(sim, rng, gen_config, on_frame=navigator.observe)
+        experience = collect_experience(sim, rng, gen_config, on_frame=navigator.observe, video=video)
+        if experience_bag is not None and experience.video is not None:
+            write_experience_bag(experience_bag, experience.video, {"episode_id": episode_id, "home_seed": home_seed,
+                                                                    "scene_id": run.scene_id})
         experience_map = navigator.snapshot() if config.use_experience_map else None
         judge = TaskJudge(sim, experience.start_world, config.judge)
         tasks = generate_tasks(sim, experience, judge, rng, gen_config, task_types)
-        selector = ExperienceSelector()
+        policy.begin_episode(EpisodeExperience(video=experience.video, log=experience.log))
         for index, task in enumerate(tasks):
             if recorder is not None:
                 recorder.on_goal(recorded_goal(task, episode_id, index, config))
             outcome = run_task(sim, judge, navigator, experience_map, experience.log, task, episode_id, config,
-                               selector, on_step=recorder.on_step if recorder is not None else None)
+                               policy, on_step=recorder.on_step if recorder is not None else None)
             if recorder is not None:
                 recorder.on_result(outcome.subtask_record(index, run.scene_id))
             run.outcomes.append(outcome)
             run.trajectories.append(task_trajectory(sim, judge, task, outcome, run.scene_id))
+    if experience.video is not None:
+        run.thumbnails = _thumbnails(experience.video, run.outcomes)
+        run.video_bytes = experience.video.size_bytes()
     return run
+
+
+def _thumbnails(video: ExperienceVideo, outcomes: Sequence[TaskOutcome]) -> dict[int, str]:
+    wanted: set[int] = set()
+    for outcome in outcomes:
+        wanted.update(outcome.reference_frames)
+        if outcome.selection is not None:
+            wanted.update(outcome.selection.frame_indices)
+    return {k: thumbnail_jpeg(video.frames[k].rgb()) for k in sorted(wanted) if 0 <= k < len(video)}
 
 
 # ----------------------------------------------------------------------------------------------- table, files
@@ -369,14 +437,6 @@ def format_table(records: Sequence[FindingDoryRecord]) -> str:
     return "\n".join(lines)
 
 
-def _summary(records: Sequence[FindingDoryRecord]) -> dict[str, Any]:
-    summary: dict[str, Any] = {"num_tasks": len(records)}
-    if records:
-        summary["overall"] = findingdory_stats(records).to_json()
-        summary["by_task_type"] = {k: v.to_json() for k, v in findingdory_by_task_type(records).items()}
-    return summary
-
-
 class _Task(Protocol):
     """A task as the results file holds it: a TaskOutcome, or a StoredTask read back from a file."""
 
@@ -395,66 +455,6 @@ class StoredTask:
 
     def to_json(self) -> dict[str, Any]:
         return self.data
-
-
-def write_results(path: Path, outcomes: Sequence[_Task], meta: dict[str, Any]) -> None:
-    """The results file: ``{"suite": "findingdory", "summary", "tasks": [TaskOutcome.to_json()], "meta"}``."""
-    body = {"suite": "findingdory", "summary": _summary([o.record for o in outcomes]),
-            "tasks": [o.to_json() for o in outcomes], "meta": meta}
-    atomic_write_bytes(path, (json.dumps(body, indent=1, allow_nan=False) + "\n").encode("utf-8"))
-
-
-@dataclass(frozen=True)
-class FindingDoryResults:
-    """A results file of ``goat-nav bench --suite findingdory``, checked."""
-
-    records: tuple[FindingDoryRecord, ...]
-    tasks: tuple[dict[str, Any], ...]  # as written: TaskOutcome.to_json() per task
-    meta: dict[str, Any]
-
-
-_TASK_FIELDS = ("episode_id", "task_id", "task_type", "hl_success", "hl_dtg_success", "hl_sc_success",
-                "ll_success", "hl_spl", "ll_spl")
-
-
-def is_results_file(data: Any) -> bool:
-    """Whether parsed JSON is a FindingDory results file (its top-level ``suite`` says so)."""
-    return isinstance(data, dict) and data.get("suite") == "findingdory"
-
-
-def results_from_json(data: Any, source: str) -> FindingDoryResults:
-    """Inverse of :func:`write_results`; InvalidResultError names ``source``, the task and the field."""
-    if not is_results_file(data) or set(data) != {"suite", "summary", "tasks", "meta"}:
-        keys = sorted(data) if isinstance(data, dict) else type(data).__name__
-        raise InvalidResultError(f"{source}: expected a FindingDory results file (suite, summary, tasks, meta), "
-                                 f"got {keys}")
-    if not isinstance(data["tasks"], list) or not isinstance(data["meta"], dict):
-        raise InvalidResultError(f"{source}: tasks must be a list and meta an object")
-    records = []
-    for i, raw in enumerate(data["tasks"]):
-        missing = [k for k in _TASK_FIELDS if not isinstance(raw, dict) or k not in raw]
-        if missing:
-            raise InvalidResultError(f"{source}: tasks[{i}]: missing fields {missing}")
-        try:
-            records.append(FindingDoryRecord(**{k: raw[k] for k in _TASK_FIELDS}))
-        except (InvalidMetricInputError, TypeError) as exc:
-            raise InvalidResultError(f"{source}: tasks[{i}]: {exc}") from None
-    recomputed = json.loads(json.dumps(_summary(records)))
-    if data["summary"] != recomputed:
-        raise InvalidResultError(f"{source}: summary does not match the task records; stored {data['summary']!r}, "
-                                 f"recomputed {recomputed!r}")
-    return FindingDoryResults(records=tuple(records), tasks=tuple(data["tasks"]), meta=data["meta"])
-
-
-def read_results(path: Path) -> FindingDoryResults:
-    """Read and check a results file written by :func:`write_results`."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InvalidResultError(f"{path}: cannot read results file: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InvalidResultError(f"{path}: not valid JSON: {exc}") from None
-    return results_from_json(data, str(path))
 
 
 def _run_config(args: argparse.Namespace) -> FindingDoryRunConfig:
@@ -500,25 +500,39 @@ def _check_args(args: argparse.Namespace) -> None:
         check_bag_path(args.record)  # a bad --record path fails before any episode runs
 
 
+def _print_run_line(tasks: Sequence[_Task], episodes: int, meta: dict[str, Any], config: FindingDoryRunConfig,
+                    elapsed_s: float) -> None:
+    errors = sum(1 for t in tasks if t.to_json().get("error"))
+    high = meta["high_level"]
+    print(f"{episodes} episodes, {len(tasks)} tasks in {elapsed_s:.0f} s "
+          f"(high level: {high['selector']}, perception: {meta['perception']}; success distance "
+          f"{config.judge.success_distance_m:g} m, {config.judge.success_metric})"
+          + (f"; {errors} tasks without a high-level answer (see each task's error)" if errors else ""))
+
+
 # ----------------------------------------------------------------------------------------------- the run
 
 
 @dataclass(frozen=True)
 class EpisodeOutput:
-    """What a worker sends back for one episode: its tasks and their trajectories, or why the home had none."""
+    """What a worker sends back for one episode: its tasks, their trajectories and the thumbnails of the frames
+    they name, or why the home had none."""
 
     outcomes: tuple[TaskOutcome, ...]
     trajectories: tuple[Trajectory, ...]
     skipped: Optional[str] = None  # SceneGenerationError of a home that gave no tasks
+    thumbnails: dict[int, str] = field(default_factory=dict)  # EpisodeRun.thumbnails
 
 
 @dataclass(frozen=True)
 class FindingDoryWorkers:
-    """The picklable recipe of a FindingDory worker (``goat_nav.parallel``): each episode builds its own home."""
+    """The picklable recipe of a FindingDory worker (``goat_nav.parallel``): each episode builds its own home;
+    each worker builds the high-level policy of ``choice`` once (models loaded, a VLM endpoint checked)."""
 
     config: FindingDoryRunConfig
     home_config: HomeConfig
     gen_config: FindingDoryGenConfig
+    choice: PolicyChoice = PolicyChoice()
     verbose: bool = False
 
     def __call__(self) -> FindingDoryWorker:
@@ -528,19 +542,22 @@ class FindingDoryWorkers:
 class FindingDoryWorker:
     def __init__(self, spec: FindingDoryWorkers) -> None:
         self.spec = spec
+        self.policy = build_policy(spec.choice)
+        self.video = spec.choice.video_encoding()
 
     def run_unit(self, unit: WorkUnit, recorder: Optional[RunRecorder], emit: Callable[[str], None]) -> EpisodeOutput:
         home_seed, episode_id = unit.payload
         s = self.spec
         try:
-            episode = run_episode(home_seed, episode_id, s.config, s.home_config, s.gen_config, TASK_TYPES, recorder)
+            episode = run_episode(home_seed, episode_id, s.config, s.home_config, s.gen_config, TASK_TYPES, recorder,
+                                  self.policy, self.video, experience_bag_folder(s.choice, episode_id))
         except SceneGenerationError as exc:
             emit(f"episode {episode_id} (home {home_seed}) skipped: {exc}")
             return EpisodeOutput((), (), skipped=str(exc))
         if s.verbose:
             for outcome in episode.outcomes:
                 emit(outcome.line())
-        return EpisodeOutput(tuple(episode.outcomes), tuple(episode.trajectories))
+        return EpisodeOutput(tuple(episode.outcomes), tuple(episode.trajectories), thumbnails=episode.thumbnails)
 
     def close(self) -> None:
         pass
@@ -551,25 +568,27 @@ class _Finished:
     tasks: tuple[_Task, ...]
     trajectories: tuple[Trajectory, ...]
     skipped: Optional[dict[str, Any]]  # meta["skipped_episodes"] entry: no tasks in this home, or its worker lost
+    thumbnails: dict[int, str]  # frame -> base64 JPEG (the frames file)
 
 
 class FindingDoryRun(PlanResults[_Finished]):
     """The driver side of a FindingDory run (``goat_nav.parallel.ResultSink``): episodes in plan order, and after
-    each one the trajectories file, then the results file."""
+    each one the trajectories file, the frames file, then the results file (which names the other two)."""
 
     def __init__(self, out: Optional[Path], meta: dict[str, Any]) -> None:
         super().__init__(meta)
         self.out = out
         self.traj_path = trajectories_path(out) if out is not None else None
-        if self.traj_path is not None:
-            meta[TRAJECTORIES_META_KEY] = self.traj_path.name
+        self.frames_path = frames_path(out) if out is not None else None
+        if self.traj_path is not None and self.frames_path is not None:
+            meta[TRAJECTORIES_META_KEY], meta[FRAMES_META_KEY] = self.traj_path.name, self.frames_path.name
 
     def add(self, result: UnitResult) -> None:
         home_seed, episode_id = result.unit.payload
         output: EpisodeOutput = result.payload if result.error is None else EpisodeOutput((), (), result.error)
         skipped = None if output.skipped is None else {"episode_id": episode_id, "home_seed": home_seed,
                                                        "error": output.skipped}
-        self.done[result.unit.index] = _Finished(output.outcomes, output.trajectories, skipped)
+        self.done[result.unit.index] = _Finished(output.outcomes, output.trajectories, skipped, output.thumbnails)
         self.write()
 
     @property
@@ -584,6 +603,11 @@ class FindingDoryRun(PlanResults[_Finished]):
     def skipped(self) -> list[dict[str, Any]]:
         return [f.skipped for f in self.finished() if f.skipped is not None]
 
+    @property
+    def thumbnails(self) -> dict[str, dict[int, str]]:
+        """Episode id -> frame -> thumbnail, of the episodes that have tasks."""
+        return {f.tasks[0].record.episode_id: f.thumbnails for f in self.finished() if f.tasks}
+
     def postfix(self) -> dict[str, str]:
         records = [t.record for t in self.tasks]
         if not records:
@@ -593,11 +617,13 @@ class FindingDoryRun(PlanResults[_Finished]):
 
     def write(self) -> None:
         self.meta["skipped_episodes"] = self.skipped
-        if self.out is None or self.traj_path is None:
+        if self.out is None or self.traj_path is None or self.frames_path is None:
             return
         self.stamp_elapsed()
         write_trajectories(self.traj_path, self.trajectories)  # first: the results never name a missing file
-        write_results(self.out, self.tasks, self.meta)
+        write_frames(self.frames_path, self.thumbnails)
+        tasks = self.tasks
+        write_results(self.out, [t.record for t in tasks], [t.to_json() for t in tasks], self.meta)
 
     def load(self, units: Sequence[WorkUnit]) -> set[str]:
         """``--resume``: the finished episodes of ``--out`` (same plan and settings, else ConfigError); an episode
@@ -614,12 +640,22 @@ class FindingDoryRun(PlanResults[_Finished]):
         trajectories: dict[str, list[Trajectory]] = {}
         for t in stored_trajectories(self.out, stored.meta):
             trajectories.setdefault(t.episode_id.rsplit("/", 1)[0], []).append(t)
+        thumbnails = _stored_frames(self.out, stored.meta)
         for unit in units:
             _, episode_id = unit.payload
             if episode_id in tasks or episode_id in skipped:
                 self.done[unit.index] = _Finished(tuple(tasks.get(episode_id, ())),
-                                                  tuple(trajectories.get(episode_id, ())), skipped.get(episode_id))
+                                                  tuple(trajectories.get(episode_id, ())), skipped.get(episode_id),
+                                                  thumbnails.get(episode_id, {}))
         return {units[i].key for i in self.done}
+
+
+def _stored_frames(out: Path, meta: dict[str, Any]) -> dict[str, dict[int, str]]:
+    """The thumbnails of a results file's frames file (none if it names none or it is missing: the report then
+    shows those episodes without frames)."""
+    name = meta.get(FRAMES_META_KEY)
+    path = out.parent / name if isinstance(name, str) else None
+    return read_frames(path) if path is not None and path.exists() else {}
 
 
 def episode_units(seed: int, num_episodes: int) -> list[WorkUnit]:
@@ -637,19 +673,24 @@ def run_suite(args: argparse.Namespace) -> int:
     _check_args(args)
     config = _run_config(args)  # settings first: a bad one fails before any episode runs
     parallel = parallel_config(args)
+    choice = policy_choice(args)
+    # Built here once to describe it and to fail before any episode (a missing model folder, an unreachable VLM
+    # endpoint); the workers build their own from the same choice.
+    policy = build_policy(choice)
     home_config = home_config_from_args(args)
     gen_config = FindingDoryGenConfig()
+    video = choice.video_encoding()
     meta: dict[str, Any] = {"suite": "findingdory", "source": f"procedural seed={args.seed}", "seed": args.seed,
                             "run_config": dataclasses.asdict(config), "gen_config": dataclasses.asdict(gen_config),
-                            "num_rooms": home_config.num_rooms, "perception": "ground_truth",
-                            "high_level": "rule-based selector over the experience log",
+                            "num_rooms": home_config.num_rooms, "perception": choice.perception_name,
+                            "high_level": policy.describe(), "video": dataclasses.asdict(video),
                             "low_level": "pose-goal navigator (occupancy + FMM)", "skipped_episodes": []}
     # The bag's run info is the meta as prepared: the same run gives the same bag whatever --out is.
     recorder = RunRecorder(args.record, run_info=meta) if getattr(args, "record", None) is not None else None
     run = FindingDoryRun(args.out, meta)
     units = episode_units(args.seed, args.episodes)
     todo = plan_run(args, units, meta, run.load)
-    workers = FindingDoryWorkers(config, home_config, gen_config, args.verbose)
+    workers = FindingDoryWorkers(config, home_config, gen_config, choice, args.verbose)
     bag = recorder if recorder is not None else contextlib.nullcontext()
     with WorkerPool(parallel, workers, max_units=len(todo)) as pool, bag:
         pool.run(todo, run, recorder=recorder, total=len(units), quiet=args.quiet)
@@ -657,21 +698,20 @@ def run_suite(args: argparse.Namespace) -> int:
     if not tasks:
         raise SceneGenerationError(f"no FindingDory task could be generated in {args.episodes} episodes")
     print(format_table([t.record for t in tasks]))
-    elapsed = time.monotonic() - started
-    print(f"{args.episodes - len(run.skipped)} episodes, {len(tasks)} tasks in {elapsed:.0f} s "
-          f"(success distance {config.judge.success_distance_m:g} m, {config.judge.success_metric})")
+    _print_run_line(tasks, args.episodes - len(run.skipped), meta, config, time.monotonic() - started)
     if args.out is not None:
         print(f"results: {args.out}")
     if recorder is not None:
         print(f"recording: {recorder.folder} (rosbag2: metadata.yaml + {recorder.mcap_path.name})")
+    if choice.experience_bags is not None:
+        print(f"experience bags: {choice.experience_bags}/<episode id>/")
     if args.report is not None:
         write_findingdory_report(Path(args.report), [t.record for t in tasks], [t.to_json() for t in tasks], meta,
-                                 run.trajectories)
+                                 run.trajectories, run.thumbnails)
         print(f"report: {args.report}")
     return 0
 
 
-__all__ = ["EpisodeRun", "FindingDoryResults", "FindingDoryRun", "FindingDoryRunConfig", "FindingDoryWorkers",
-           "StoredTask", "TaskOutcome", "check_episodes_file", "episode_units",
-           "format_table", "high_level_outcome", "navigate", "read_results", "recorded_goal", "results_from_json",
+__all__ = ["EpisodeRun", "FindingDoryRun", "FindingDoryRunConfig", "FindingDoryWorkers", "StoredTask", "TaskOutcome",
+           "check_episodes_file", "episode_units", "format_table", "high_level_outcome", "navigate", "recorded_goal",
            "run_episode", "run_suite", "run_task", "task_trajectory"]

@@ -57,6 +57,14 @@ from goat_core.control.planner import descend, line_of_sight
 from goat_core.control.policy import turn_toward
 from goat_core.errors import ConfigError, SceneGenerationError, UnreachableGoalError
 from goat_core.geometry import wrap_angle_rad
+from goat_core.mapping.experience_video import (
+    ExperienceVideo,
+    InstanceAnnotation,
+    Proprioception,
+    VideoEncoding,
+    VideoFrame,
+    encode_frame,
+)
 from goat_core.types import ActionSizes, DiscreteAction, Observation, Pose2D
 from sim_bridge.embedded.home import ObjectSpec
 from sim_bridge.embedded.sim import EmbeddedSim, SimConfig
@@ -128,22 +136,27 @@ class MoveRecord:
 
 @dataclass(frozen=True)
 class Experience:
-    log: ExperienceLog
+    log: ExperienceLog  # the structured log: for generating and scoring tasks and for the oracle selector
     start_world: Pose2D  # where the experience began; the episode frame's origin, and the interaction start
     moves: tuple[MoveRecord, ...]
+    video: Optional[ExperienceVideo] = None  # what the robot recorded (when asked for): frames and proprioception
 
 
 class _Recorder:
     """Turns observations into experience frames and keeps the clock."""
 
     def __init__(self, sim: EmbeddedSim, clock_s: float, config: FindingDoryGenConfig,
-                 on_frame: Optional[Callable[[Observation], None]]) -> None:
+                 on_frame: Optional[Callable[[Observation], None]], video: Optional[VideoEncoding] = None) -> None:
         self.sim = sim
         self.clock_s = clock_s
         self.config = config
         self.on_frame = on_frame
         self.frames: list[ExperienceFrame] = []
         self.objects: dict[str, ObjectInfo] = {}
+        self.video = video
+        self.video_frames: list[VideoFrame] = []
+        self.annotation: dict[int, InstanceAnnotation] = {}  # every instance a recorded segmentation shows
+        self.holding = False  # the gripper holds an object (the oracle's grasps always succeed)
 
     def record(self, obs: Observation, event: Optional[Interaction] = None) -> ExperienceFrame:
         seg = obs.segmentation
@@ -165,9 +178,21 @@ class _Recorder:
                                 camera_tilt_rad=obs.camera_tilt_rad, room_id=None if room is None else room.room_id,
                                 seen=tuple(seen), event=event)
         self.frames.append(frame)
+        if self.video is not None:
+            self._record_video(obs, counts, frame)
         if self.on_frame is not None:
             self.on_frame(obs)
         return frame
+
+    def _record_video(self, obs: Observation, counts: np.ndarray, frame: ExperienceFrame) -> None:
+        assert self.video is not None
+        if self.video.with_segmentation:
+            for instance_id in np.flatnonzero(counts).tolist():
+                spec = self.sim.object_by_instance_id(int(instance_id))
+                self.annotation.setdefault(int(instance_id), InstanceAnnotation(spec.category, spec.colour,
+                                                                                spec.material))
+        proprio = Proprioception(gripper_closed=self.holding, holding=self.holding)
+        self.video_frames.append(encode_frame(obs, frame.index, frame.time_s, proprio, self.video))
 
     def step(self, action: DiscreteAction) -> Observation:
         obs = self.sim.step(action)
@@ -320,15 +345,18 @@ def _destinations(sim: EmbeddedSim, obj: ObjectSpec, used: set[str], rng: np.ran
 
 def collect_experience(sim: EmbeddedSim, rng: np.random.Generator,
                        config: FindingDoryGenConfig = FindingDoryGenConfig(),
-                       on_frame: Optional[Callable[[Observation], None]] = None) -> Experience:
+                       on_frame: Optional[Callable[[Observation], None]] = None,
+                       video: Optional[VideoEncoding] = None) -> Experience:
     """Run the oracle in ``sim`` (which it resets and whose objects it moves) and return the logged experience.
 
     ``on_frame`` sees every observation as it is logged (e.g. a navigator building its map from the video).
+    ``video``: also record what the robot would have (:mod:`goat_core.mapping.experience_video`), one video frame
+    per log frame, same index; the gripper holds from the first frame after a pick up to the place.
     """
     start_xy = sim.navgrid.sample_navigable(rng)
     start_yaw = float(rng.uniform(-math.pi, math.pi))
     obs = sim.reset(start_xy, start_yaw)
-    rec = _Recorder(sim, float(rng.uniform(*config.start_clock_range_s)), config, on_frame)
+    rec = _Recorder(sim, float(rng.uniform(*config.start_clock_range_s)), config, on_frame, video)
     rec.record(obs)
     look = sim.config.action_sizes.look_rad
     while rec.frames[-1].camera_tilt_rad > config.camera_tilt_rad + 0.5 * look:
@@ -350,8 +378,9 @@ def collect_experience(sim: EmbeddedSim, rng: np.random.Generator,
                                    f"fewer than the {config.interactions[0]} FindingDoryGenConfig asks for")
     rooms = {room.room_id: room.room_type for room in sim.home.rooms}
     log = ExperienceLog(frames=tuple(rec.frames), objects=dict(rec.objects), room_types=rooms)
+    recorded = None if video is None else ExperienceVideo(tuple(rec.video_frames), dict(rec.annotation))
     return Experience(log=log, start_world=Pose2D(float(start_xy[0]), float(start_xy[1]), start_yaw),
-                      moves=tuple(moves))
+                      moves=tuple(moves), video=recorded)
 
 
 def _pick_and_place(sim: EmbeddedSim, oracle: _Oracle, obj: ObjectSpec, used: set[str],
@@ -367,6 +396,7 @@ def _pick_and_place(sim: EmbeddedSim, oracle: _Oracle, obj: ObjectSpec, used: se
                            if o.receptacle_id == obj.receptacle_id and o.object_id != obj.object_id)
     pick_frame = oracle.rec.mark_last(Interaction("pick", obj.object_id, obj.receptacle_id))
     sim.pick_up(obj.instance_id)
+    oracle.rec.holding = True
     oracle.rec.wait(config.pick_duration_s)
     for receptacle, spot in destinations:
         # Like a person, the oracle stands in front of the spot it puts the object on (a view point of the
@@ -377,6 +407,7 @@ def _pick_and_place(sim: EmbeddedSim, oracle: _Oracle, obj: ObjectSpec, used: se
             continue
         oracle.face(spot[:2])
         sim.place_on(obj.instance_id, receptacle.object_id, spot)
+        oracle.rec.holding = False
         frame = oracle.rec.wait(config.place_duration_s,
                                 Interaction("place", obj.object_id, receptacle.object_id))
         return MoveRecord(obj.object_id, obj.receptacle_id, receptacle.object_id, pick_frame, frame.index,

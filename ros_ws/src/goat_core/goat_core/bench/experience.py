@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Mapping, Optional
 
 from goat_core.errors import ConfigError
+from goat_core.mapping.experience_video import check_frame_sequence
 from goat_core.types import Pose2D
 
 InteractionKind = Literal["pick", "place"]
@@ -104,12 +105,8 @@ class ExperienceLog:
     room_types: Mapping[int, str] = field(default_factory=dict)  # room id -> room type, e.g. "kitchen"
 
     def __post_init__(self) -> None:
+        check_frame_sequence([(f.index, f.time_s) for f in self.frames], "experience")
         for k, frame in enumerate(self.frames):
-            if frame.index != k:
-                raise ConfigError(f"experience frame {k} has index {frame.index}; frames must be numbered 0..n-1")
-            if k and frame.time_s < self.frames[k - 1].time_s:
-                raise ConfigError(f"experience frame {k} goes back in time: {frame.time_s} s after "
-                                  f"{self.frames[k - 1].time_s} s")
             for seen in frame.seen:
                 if seen.object_id not in self.objects:
                     raise ConfigError(f"experience frame {k} shows {seen.object_id!r}, which the log does not "

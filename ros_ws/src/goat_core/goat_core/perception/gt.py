@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Sequence
 
 import numpy as np
@@ -76,3 +77,23 @@ class GroundTruthPerception:
             return ids, counts[ids]
         ids, counts = np.unique(flat[flat >= 0], return_counts=True)
         return ids.astype(np.int64), counts
+
+
+class GroundTruthWithoutIds:
+    """Ground-truth masks and categories with their identity taken away, as a detector reports them: each frame's
+    detections are numbered 0, 1, ... by decreasing size, so which object is which must come from geometry (an
+    ablation of identity alone: perfect masks, no persistent keys)."""
+
+    persistent_keys = False
+
+    def __init__(self, labels: Sequence[str], min_pixels: int = 50) -> None:
+        self._inner = GroundTruthPerception(labels, min_pixels)
+
+    @property
+    def labels(self) -> Sequence[str]:
+        return self._inner.labels
+
+    def detect(self, obs: Observation) -> list[Detection]:
+        found = self._inner.detect(obs)
+        order = sorted(range(len(found)), key=lambda k: (-int(np.count_nonzero(found[k].mask)), k))
+        return [replace(found[k], instance_key=n) for n, k in enumerate(order)]
