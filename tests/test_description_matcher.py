@@ -237,6 +237,20 @@ def test_room_separates_candidates_but_does_not_veto_the_only_one(matcher: Descr
     assert matcher.match(instances).instance_id == 30
 
 
+def test_equal_totals_are_ordered_by_the_probability_of_the_room(matcher: DescriptionMatcher) -> None:
+    # GOAT 1000-0 #5 (furnished homes): "the green ceramic plant in the kitchen"; a plant in the hallway next to
+    # the kitchen also read as most likely in a kitchen, the two tied at 1.0 and the lower id (the hallway's) won.
+    instances = {2: box(2, "stove", (0.0, 1.5, 0.45), (0.6, 0.6, 0.9)),
+                 3: box(3, "refrigerator", (1.2, 1.5, 0.9), (0.8, 0.7, 1.8)),
+                 5: box(5, "plant", (2.5, -0.5, 0.5), (0.4, 0.4, 1.0), "green"),  # past the kitchen wall
+                 6: box(6, "plant", (0.6, 0.6, 0.5), (0.4, 0.4, 1.0), "green")}  # between stove and fridge
+    matcher.set_goal(goal("the green plant in the kitchen"), VOCABULARY)
+    ranked = matcher.candidates(instances)
+    assert [c.score for c in ranked] == pytest.approx([1.0, 1.0])  # both read as kitchen plants ...
+    assert [c.instance_id for c in ranked] == [6, 5]  # ... the likelier kitchen first
+    assert matcher.match(instances).instance_id == 6
+
+
 def test_a_room_that_is_the_only_constraint_must_agree(matcher: DescriptionMatcher) -> None:
     instances = {i: inst for i, inst in _kitchen_and_bedroom().items() if i not in (10, 11, 12)}
     instances[30] = box(30, "tv", (9.5, 1.2, 0.9), (0.3, 0.1, 0.2), "white")  # by the bed

@@ -44,6 +44,7 @@ from goat_core.matching.base import (
     GoalMatcher,
     GoalNoter,
     KeyframeObserver,
+    MapObserver,
     MatchResult,
 )
 from goat_core.perception.base import PerceptionBackend
@@ -187,6 +188,8 @@ class Agent:
         self._keyframes = KeyframeMemory(config.keyframes)
         if isinstance(matcher, KeyframeObserver):
             matcher.observe_keyframes(self._keyframes.keyframes)
+        if isinstance(matcher, MapObserver):
+            matcher.observe_map(self._grid)
         self._explorer = FrontierExplorer(config.frontier)
         self._has_goal = False
         self.goal_note: Optional[str] = None  # see start_subtask

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Mapping, Optional, Protocol, Sequence, runtime_checkable
 
 from goat_core.mapping.keyframes import Keyframe
+from goat_core.mapping.occupancy import OccupancyGrid
 from goat_core.types import Goal, Instance
 
 
@@ -46,6 +47,14 @@ class KeyframeObserver(Protocol):
     once, as a sequence that grows (and is cleared) in place."""
 
     def observe_keyframes(self, keyframes: Sequence[Keyframe]) -> None: ...
+
+
+@runtime_checkable
+class MapObserver(Protocol):
+    """A matcher that also reads the agent's occupancy grid (the rooms of description goals); the agent hands it
+    the grid once, updated and cleared in place."""
+
+    def observe_map(self, grid: OccupancyGrid) -> None: ...
 
 
 @runtime_checkable

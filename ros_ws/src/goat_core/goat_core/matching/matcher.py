@@ -7,6 +7,7 @@ from typing import Mapping, Optional, Sequence, Union
 
 from goat_core.errors import GoatError
 from goat_core.mapping.keyframes import Keyframe
+from goat_core.mapping.occupancy import OccupancyGrid
 from goat_core.matching.base import MatchResult
 from goat_core.matching.category import (
     CategoryMatcher,
@@ -76,6 +77,10 @@ class ModalityMatcher:
         if self._image_label is None or self._active is not self.image:
             return instances
         return {k: v for k, v in instances.items() if v.category == self._image_label}
+
+    def observe_map(self, grid: OccupancyGrid) -> None:
+        """The agent's occupancy grid, for the rooms of description goals (MapObserver)."""
+        self.description.observe_map(grid)
 
     def observe_keyframes(self, keyframes: Sequence[Keyframe]) -> None:
         """Whole remembered frames for image goals (see goat_core.mapping.keyframes)."""

@@ -7,13 +7,15 @@ are centred over the room types and passed through a softmax, so a telling objec
 peaked vote and a generic one (lamp, plant) a flat one.
 An instance's room distribution is the distance-weighted mean of the votes of the instances within a radius
 of it, itself included (weight exp(-d / scale)). Walls are not known here, so the radius is kept to about a
-room's size.
+room's size; when the caller knows which segment of its own map each instance is in (goat_core.mapping.
+floor_segments: the explored floor cut at doorways), votes from another segment count ``other_segment_weight``
+as much, so a plant in the hallway no longer reads as a kitchen plant because the stove is behind the wall.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -43,11 +45,16 @@ class RoomConfig:
     softmax_temperature: float = 0.05  # of the centred cosine similarities category ~ room name
     # Weight of a room type the instance memory already assigned (Instance.room_type), versus the votes.
     known_room_weight: float = 0.9
+    # Weight of a vote from an instance in another segment of the agent's map (a wall or a doorway between).
+    other_segment_weight: float = 0.1
 
     def __post_init__(self) -> None:
         for name in ("vote_radius_m", "distance_scale_m", "softmax_temperature"):
             if not getattr(self, name) > 0.0:
                 raise ValueError(f"RoomConfig.{name} must be positive, got {getattr(self, name)!r}")
+        if not 0.0 <= self.other_segment_weight <= 1.0:
+            raise ValueError("RoomConfig.other_segment_weight must be in [0, 1], got "
+                             f"{self.other_segment_weight!r}")
         if not 0.0 <= self.known_room_weight <= 1.0:
             raise ValueError("RoomConfig.known_room_weight must be in [0, 1], got "
                              f"{self.known_room_weight!r}")
@@ -89,21 +96,28 @@ class RoomInferer:
         return self._affinity[category]
 
     def distributions(self, targets: Sequence[int], instances: Mapping[int, Instance],
-                      centroids_xy_m: Mapping[int, np.ndarray]) -> dict[int, np.ndarray]:
+                      centroids_xy_m: Mapping[int, np.ndarray],
+                      segments: Optional[Mapping[int, int]] = None) -> dict[int, np.ndarray]:
         """(rooms,) probability per target instance id, voted by every instance in ``instances``.
 
-        ``centroids_xy_m`` holds the xy centroid of every instance (callers cache it per observation).
+        ``centroids_xy_m`` holds the xy centroid of every instance (callers cache it per observation);
+        ``segments`` the map segment of every instance (0: none known), when the caller has a map.
         """
         if not targets:
             return {}
         ids = sorted(instances)
         xy = np.stack([centroids_xy_m[i] for i in ids])
         votes = np.stack([self.category_affinity(instances[i].category) for i in ids])
+        segment = np.array([segments.get(i, 0) for i in ids]) if segments is not None else np.zeros(len(ids))
         result: dict[int, np.ndarray] = {}
         for target in targets:
             dist_m = np.linalg.norm(xy - centroids_xy_m[target], axis=1)
             weights = np.where(dist_m <= self.config.vote_radius_m,
                                np.exp(-dist_m / self.config.distance_scale_m), 0.0)
+            own = segments.get(target, 0) if segments is not None else 0
+            if own:
+                weights = np.where((segment != own) & (segment != 0),
+                                   weights * self.config.other_segment_weight, weights)
             probs = weights @ votes / max(float(weights.sum()), 1e-12)
             known = instances[target].room_type
             if known is not None:
