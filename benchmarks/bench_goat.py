@@ -58,6 +58,8 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=None, help="write both summaries as JSON")
     parser.add_argument("--results", type=Path, default=None,
                         help="write the run with memory as a results file (every subtask, its failure class)")
+    parser.add_argument("--results-no-memory", type=Path, default=None,
+                        help="write the run without memory as a results file, to compare subtask by subtask")
     parser.add_argument("--homes", choices=FURNITURE_KINDS, default=HomeConfig().furniture,
                         help="furnished homes (real 3D models) or primitive furniture (the default)")
     args = parser.parse_args()
@@ -84,6 +86,9 @@ def main() -> int:
         without = _run(episodes, False, embedder)
         summary_nm = summarise(without)
         print(f"== without memory ({time.monotonic() - t2:.0f} s)")
+        if args.results_no_memory is not None:
+            write_results_json(args.results_no_memory, without, summary_nm,
+                               {"seed": args.seed, "episodes": args.episodes, "use_memory": False})
         print(format_summary(summary_nm))
         ratio = _later_spl(with_memory) / max(_later_spl(without), 1e-9)
         print(f"SPL on subtasks 2+: {_later_spl(without):.3f}; memory ratio {ratio:.2f} (target >= 1.3)")

@@ -244,6 +244,23 @@ def test_memory_is_kept_across_subtasks_unless_ablated(use_memory: bool) -> None
     assert distance_to_box(world.pose, two_rooms()[7]) <= AgentConfig().stop_radius_m
 
 
+@pytest.mark.parametrize(("goal", "rescan_when_unsure", "looks_around"), [
+    ("table", True, False),  # memory holds it confidently: go
+    ("sofa", True, True),  # memory holds none: look around where the last subtask ended first
+    ("sofa", False, False),
+])
+def test_a_later_subtask_looks_around_first_when_memory_holds_no_confident_match(
+        goal: str, rescan_when_unsure: bool, looks_around: bool) -> None:
+    world = BoxWorld(two_rooms())
+    agent = make_agent(AgentConfig(rescan_when_unsure=rescan_when_unsure))
+    assert run(world, agent, "chair").actions[-1] is DiscreteAction.STOP
+    assert "table" in {i.category for i in agent.memory.instances.values()}
+    turns = 11  # a full circle of 30 degree turns, less the view it starts from
+    second = run(world, agent, goal, obs=world.render(False), max_steps=turns + 1)
+    assert (second.actions[:turns] == [DiscreteAction.TURN_LEFT] * turns) is looks_around
+    assert (set(second.modes[:turns]) == {"scan"}) is looks_around
+
+
 @pytest.mark.parametrize("verify_by_sight", [True, False])
 def test_a_goal_behind_a_wall_is_confirmed_by_sight(verify_by_sight: bool) -> None:
     """Lifelong memory makes the chair's far side of the dividing wall look nearest; only looking tells."""

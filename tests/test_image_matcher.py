@@ -187,6 +187,7 @@ def test_views_are_extracted_one_per_call_and_pending_work_is_reported() -> None
     (Pose2D(0.3, -2.0, 0.0), 1.0, False),  # same side, same size: nothing new to see
     (Pose2D(2.0, 0.1, 0.0), 1.0, True),  # seen from another side
     (Pose2D(0.0, -1.0, 0.0), 1.6, True),  # much closer
+    (Pose2D(0.0, -2.6, 0.0), 1.0, True),  # from another spot on the same side, as large
 ])
 def test_only_novel_views_are_compared_again(pose: Pose2D, scale: float, rescored: bool) -> None:
     inst = instance(1, 1, VIEWPOINTS["far"], 0.0, 1)
@@ -198,6 +199,39 @@ def test_only_novel_views_are_compared_again(pose: Pose2D, scale: float, rescore
     matcher.match({1: inst})
     assert ((1, 2) in matcher._view_scores) is rescored
     assert (1, 1) in matcher._view_scores
+
+
+@pytest.mark.parametrize("offered", [True, False])
+def test_the_current_frames_view_is_compared_though_memory_kept_a_larger_one(offered: bool) -> None:
+    """Memory keeps the largest view of each side; the camera's smaller view from another spot is the one that
+    shows the pictured face, and only a matcher that is offered it finds the goal."""
+    inst = instance(1, 5, similarity_h(0, 1.0, 0, 0), 0.0, 1)  # the larger stored view shows another face
+    live = view_of(1, VIEWPOINTS["rotated"], 2, Pose2D(0.0, -2.6, 0.0))
+    assert live.pixel_count < inst.views[0].pixel_count
+    matcher = ImageMatcher()
+    matcher.set_goal(image_goal(goal_picture(1)), vocabulary=[])
+    run_until_settled(matcher, {1: inst})
+    assert not matcher.match({1: inst}).confident
+    if offered:
+        matcher.observe_live_views([(1, live)])
+    result = matcher.match({1: inst})
+    assert result.confident is offered
+    assert (matcher.instance_inliers(1) >= ImageMatcherConfig().min_inliers) is offered
+    assert [v.step for v in inst.views] == [1]  # the matcher compares the view, memory is not changed
+    matcher.match({1: inst})
+    assert (1, 2) not in matcher._view_features  # nor does the matcher keep its descriptors
+
+
+def test_the_current_frames_views_wait_behind_unscored_instances() -> None:
+    """all_seen gates confidence: instances never compared come before the current frame's views."""
+    h = VIEWPOINTS["rotated"]
+    a, b = instance(1, 5, h, 0.0, 1), instance(2, 6, h, 3.0, 1)
+    matcher = ImageMatcher()
+    matcher.set_goal(image_goal(goal_picture(1)), vocabulary=[])
+    matcher.match({1: a})
+    matcher.observe_live_views([(1, view_of(1, h, 2, Pose2D(0.0, -2.6, 0.0)))])
+    matcher.match({1: a, 2: b})
+    assert (2, 1) in matcher._view_scores and (1, 2) not in matcher._view_scores
 
 
 @pytest.mark.parametrize(("homography", "plausible"), [

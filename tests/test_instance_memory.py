@@ -133,6 +133,20 @@ def test_views_are_spread_over_the_sides_of_the_instance_best_first() -> None:
     assert [v.step for v in views] == [1, 3, 2]
 
 
+def test_views_now_are_this_frames_detections_kept_or_not() -> None:
+    memory = InstanceMemory(InstanceMemoryConfig(view_margin_px=5))
+    memory.update([detection(1, "cup", slice(50, 80), slice(20, 50))], frame(2.0, step=0))
+    memory.update([detection(1, "cup", slice(50, 60), slice(20, 30)), detection(2, "plate", *CENTRE)],
+                  frame(2.0, step=1))
+    assert [v.step for v in memory.instances[0].views] == [0]  # the smaller view of the same side is not kept
+    now = memory.views_now({0})
+    assert [(iid, v.step, v.pixel_count) for iid, v in now] == [(0, 1, 100)]
+    assert now[0][1].rgb.shape == (10 + 10, 10 + 10, 3)
+    assert [iid for iid, _ in memory.views_now({0, 1})] == [0, 1]
+    memory.clear()
+    assert memory.views_now({0, 1}) == []
+
+
 def test_view_crop_is_clipped_and_copied() -> None:
     memory = InstanceMemory(InstanceMemoryConfig(view_margin_px=16))
     obs = frame(2.0)

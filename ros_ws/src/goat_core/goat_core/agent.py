@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import Literal, Mapping, Optional
+from typing import Literal, Mapping, Optional, cast
 
 import cv2
 import numpy as np
@@ -44,6 +44,7 @@ from goat_core.matching.base import (
     GoalMatcher,
     GoalNoter,
     KeyframeObserver,
+    LiveViewObserver,
     MapObserver,
     MatchResult,
 )
@@ -95,6 +96,10 @@ class AgentConfig:
     goal_margin_m: float = 0.15  # plan to cells this far inside the stop radius (cell size, step overshoot)
     navigation_tilt_rad: float = -math.radians(30.0)  # head tilt while navigating (negative looks down)
     initial_scan: bool = True  # turn a full circle at episode start
+    # With memory, a later subtask whose goal memory holds no confident match starts by turning a full circle
+    # where the last one ended: the remembered views of this spot came from elsewhere, turns cost no path, and
+    # a close view of the goal here saves a walk to a weaker candidate or across the home.
+    rescan_when_unsure: bool = True
     use_memory: bool = True  # False: the no-memory ablation, map and instances cleared at every subtask
     collision_ahead_m: float = 0.1  # a bump is marked this far past the front of the base
     collision_half_width_m: float = 0.1
@@ -217,6 +222,8 @@ class Agent:
         self._named_image_goal = False  # an image goal that also names its category
         self._description_goal = False
         self._settle_first = False  # the next decision first lets the matcher finish comparing memory
+        self._rescan = False  # this subtask may still look around first (see AgentConfig.rescan_when_unsure)
+        self._live_views = False  # the matcher compares the current frame's views for this goal
         self._debug = DebugState("stop", None, _NO_PATH, None)
         self._stop: Optional[StopDecision] = None  # why the last STOP of this subtask was called
         self._recovery = RecoveryLadder(config.recovery, self._full_circle_turns())
@@ -263,11 +270,13 @@ class Agent:
         self._category_goal = goal.modality is GoalModality.CATEGORY
         self._named_image_goal = goal.modality is GoalModality.IMAGE and goal.category is not None
         self._description_goal = goal.modality is GoalModality.DESCRIPTION
+        self._live_views = isinstance(self._matcher, LiveViewObserver) and self._matcher.wants_live_views()
         self._goal_rgb = _centre_colour(goal.image) if goal.image is not None else None
         self._inspected = set()
         self._inspect_seen.clear()
         self._inspect_steps.clear()
         self._settle_first = True
+        self._rescan = self.config.rescan_when_unsure and self._scan_left == 0
         self._recovery.reset()
         self._explorer.current = None
         self._set_aside.clear()
@@ -338,6 +347,9 @@ class Agent:
         detections = self._perception.detect(obs)
         self._seen_now = set(self._memory.update(detections, obs, self._perception.persistent_keys))
         self._keyframes.offer(obs, self._memory.last_labelled)
+        if self._live_views:
+            admissible = self._admissible(self._memory.instances)
+            cast(LiveViewObserver, self._matcher).observe_live_views(self._memory.views_now(admissible))
 
     def _stuck(self) -> bool:
         """Too many blocked moves in a row, two circles of turns in place, or the last moves went nowhere."""
@@ -355,12 +367,9 @@ class Agent:
     # ------------------------------------------------------------------------------------------ deciding
     def _decide(self, obs: Observation) -> DiscreteAction:
         cfg = self.config
-        look = tilt_action(obs.camera_tilt_rad, cfg.navigation_tilt_rad, cfg.actions.look_rad)
-        if look is not None and not self._tilt_limited:
-            return self._emit(look, "scan")
-        if self._scan_left > 0:
-            self._scan_left -= 1
-            return self._emit(DiscreteAction.TURN_LEFT, "scan")
+        scan = self._scan_step(obs)
+        if scan is not None:
+            return scan
         step = self._recovery_step(obs)
         if step is not None:
             return step
@@ -370,6 +379,8 @@ class Agent:
             # that memory already holds. It costs compute once per subtask, no actions.
             self._settle_first = False
             match, inst = self._settle_match()
+            if self._start_rescan(match):
+                return self._emit(DiscreteAction.TURN_LEFT, "scan")
         else:
             match, inst = self._match()
         if self._category_goal and match.confident:
@@ -390,6 +401,31 @@ class Agent:
         if action is not None:
             return action
         return self._when_explored(obs, match, inst)
+
+    def _scan_step(self, obs: Observation) -> Optional[DiscreteAction]:
+        """A step of tilting the head to the navigation tilt or of a scan under way, else None. While scanning for
+        a matcher that compares the current frame (image goals), it is asked each step, so that every heading's
+        view is compared."""
+        cfg = self.config
+        look = tilt_action(obs.camera_tilt_rad, cfg.navigation_tilt_rad, cfg.actions.look_rad)
+        if look is not None and not self._tilt_limited:
+            return self._emit(look, "scan")
+        if self._scan_left > 0:
+            self._scan_left -= 1
+            if self._live_views:
+                self._match()
+            return self._emit(DiscreteAction.TURN_LEFT, "scan")
+        return None
+
+    def _start_rescan(self, match: MatchResult) -> bool:
+        """True when this subtask starts a look around (AgentConfig.rescan_when_unsure): memory holds no confident
+        match. The views the turn brings are compared before the next decision."""
+        if not self._rescan or match.confident or self._full_circle_turns() < 2:
+            return False
+        self._rescan = False
+        self._scan_left = self._full_circle_turns() - 2  # and the turn the caller emits now
+        self._settle_first = True
+        return True
 
     def _when_explored(self, obs: Observation, match: MatchResult, inst: Optional[Instance]) -> DiscreteAction:
         """Nothing left to explore: let the matcher finish comparing what memory holds, look closer at the

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Container, Optional, Sequence
 
 import numpy as np
 
@@ -66,9 +66,13 @@ class InstanceMemory:
         self._next_id = 0
         # The masks of the last update() placed in memory, with their memory ids (keyframes label pixels by it).
         self.last_labelled: list[tuple[np.ndarray, int]] = []
+        self._last_boxes: list[tuple[int, int, int, int]] = []  # the detection boxes of last_labelled
+        self._last_obs: Optional[Observation] = None
 
     def clear(self) -> None:
         self.last_labelled = []
+        self._last_boxes = []
+        self._last_obs = None
         self.instances.clear()
         self._key_to_id.clear()
         self._colour_weight.clear()
@@ -79,6 +83,7 @@ class InstanceMemory:
         """Fold one frame's detections into memory; returns the memory ids touched, in detection order."""
         touched: list[int] = []
         labelled: list[tuple[np.ndarray, int]] = []
+        boxes: list[tuple[int, int, int, int]] = []
         for det in detections:
             if det.mask.shape != obs.depth_m.shape:
                 raise InvalidObservationError(
@@ -101,8 +106,24 @@ class InstanceMemory:
             self._offer_view(inst, det, obs)
             touched.append(mem_id)
             labelled.append((det.mask, mem_id))
+            boxes.append(det.bbox_xyxy)
         self.last_labelled = labelled
+        self._last_boxes = boxes
+        self._last_obs = obs
         return touched
+
+    def views_now(self, keep: Container[int]) -> list[tuple[int, InstanceView]]:
+        """Views of the last update()'s detections of the instances in ``keep``, kept in memory or not.
+
+        Memory keeps the largest view from each side of an instance; a smaller one from elsewhere may be the one
+        that looks like a goal picture, so a matcher can compare what the camera shows now as well.
+        """
+        obs = self._last_obs
+        if obs is None:
+            return []
+        margin = self.config.view_margin_px
+        return [(iid, crop_view(mask, box, obs, margin))
+                for (mask, iid), box in zip(self.last_labelled, self._last_boxes, strict=True) if iid in keep]
 
     # ------------------------------------------------------------------------------------------ internals
     def _back_project(self, det: Detection, obs: Observation) -> PixelPoints:
@@ -195,20 +216,28 @@ class InstanceMemory:
             replace = len(inst.views) - 1
         else:
             replace = None
-        h, w = det.mask.shape
-        x0, y0, x1, y1 = det.bbox_xyxy
-        if x1 <= x0 or y1 <= y0:
-            rows = np.flatnonzero(det.mask.any(axis=1))
-            cols = np.flatnonzero(det.mask.any(axis=0))
-            x0, y0, x1, y1 = int(cols[0]), int(rows[0]), int(cols[-1]) + 1, int(rows[-1]) + 1
-        m = self.config.view_margin_px
-        r0, r1, c0, c1 = max(0, y0 - m), min(h, y1 + m), max(0, x0 - m), min(w, x1 + m)
-        view = InstanceView(rgb=obs.rgb[r0:r1, c0:c1].copy(), mask=det.mask[r0:r1, c0:c1].copy(),
-                            pixel_count=count, pose=obs.pose, step=obs.step)
+        view = crop_view(det.mask, det.bbox_xyxy, obs, self.config.view_margin_px)
         if replace is not None:
             del inst.views[replace]
         position = next((i for i, v in enumerate(inst.views) if v.pixel_count < count), len(inst.views))
         inst.views.insert(position, view)
+
+
+def crop_view(mask: np.ndarray, bbox_xyxy: tuple[int, int, int, int], obs: Observation, margin_px: int
+              ) -> InstanceView:
+    """The view of one detection: the frame cropped around its box (``margin_px`` of context) and its mask there.
+
+    A degenerate box (x1 <= x0 or y1 <= y0) is replaced by the mask's own bounding box.
+    """
+    h, w = mask.shape
+    x0, y0, x1, y1 = bbox_xyxy
+    if x1 <= x0 or y1 <= y0:
+        rows = np.flatnonzero(mask.any(axis=1))
+        cols = np.flatnonzero(mask.any(axis=0))
+        x0, y0, x1, y1 = int(cols[0]), int(rows[0]), int(cols[-1]) + 1, int(rows[-1]) + 1
+    r0, r1, c0, c1 = max(0, y0 - margin_px), min(h, y1 + margin_px), max(0, x0 - margin_px), min(w, x1 + margin_px)
+    return InstanceView(rgb=obs.rgb[r0:r1, c0:c1].copy(), mask=mask[r0:r1, c0:c1].copy(),
+                        pixel_count=int(np.count_nonzero(mask)), pose=obs.pose, step=obs.step)
 
 
 def nearest_distance_2d_m(inst: Instance, x_m: float, y_m: float) -> float:

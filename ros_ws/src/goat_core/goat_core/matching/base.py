@@ -7,7 +7,7 @@ from typing import Mapping, Optional, Protocol, Sequence, runtime_checkable
 
 from goat_core.mapping.keyframes import Keyframe
 from goat_core.mapping.occupancy import OccupancyGrid
-from goat_core.types import Goal, Instance
+from goat_core.types import Goal, Instance, InstanceView
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,18 @@ class MapObserver(Protocol):
     the grid once, updated and cleared in place."""
 
     def observe_map(self, grid: OccupancyGrid) -> None: ...
+
+
+@runtime_checkable
+class LiveViewObserver(Protocol):
+    """A matcher that also compares what the camera shows now, not only the views memory kept (image goals: memory
+    keeps the largest view from each side, and a smaller one from another spot may be the one that looks like the
+    goal picture). After each step's memory update the agent hands it the views of that frame's detections of the
+    instances that may be the goal, when ``wants_live_views()`` says so for the current goal."""
+
+    def wants_live_views(self) -> bool: ...
+
+    def observe_live_views(self, views: Sequence[tuple[int, InstanceView]]) -> None: ...
 
 
 @runtime_checkable

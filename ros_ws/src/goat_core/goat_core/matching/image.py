@@ -85,8 +85,16 @@ class ImageMatcherConfig:
     max_extractions_per_step: int = 1  # new view crops run through SIFT per match() call (~10 ms each)
     # A new view of an instance already compared with the goal is only worth comparing when it shows the
     # object from another side or much closer (the memory replaces best views nearly every step on approach).
-    novel_bearing_rad: float = math.radians(30.0)  # bearing from the object to the camera, vs scored views
-    novel_growth: float = 1.5  # pixel count, vs the largest scored view
+    # A view is novel unless some scored view was taken nearby (the goal picture was taken from one spot: views
+    # from around it share its perspective and scale, which the largest view of a side need not), from the same
+    # side (bearing from the object to the camera) and was not much smaller.
+    novel_position_m: float = 0.5
+    novel_bearing_rad: float = math.radians(30.0)
+    novel_growth: float = 1.5  # pixel count, vs that scored view
+    # Compare the current frame's views of the candidates too, not only those memory kept (LiveViewObserver).
+    # On seed 1000 episode 1000-17 subtask 4, the views that matched the desk in the goal picture (7 and 13
+    # inliers) were seen on the way and dropped by memory for a larger view of that side that matched nothing.
+    live_views: bool = True
     # Whole-frame evidence from keyframes (see the module docstring).
     frame_min_matches: int = 12  # ratio-test matches a keyframe needs before RANSAC
     frame_epipolar_px: float = 3.0  # RANSAC threshold of the fundamental matrix (distance to the epipolar line)
@@ -111,7 +119,8 @@ class ImageMatcherConfig:
                      "min_matches", "flann_trees", "flann_checks", "max_views_per_instance",
                      "max_extractions_per_step", "sift_contrast_threshold", "max_scale_change",
                      "max_anisotropy", "centre_falloff_frac", "frame_min_matches", "frame_epipolar_px",
-                     "frame_vote_radius_frac", "frame_vote_sigma_frac", "max_keyframes_per_step"):
+                     "frame_vote_radius_frac", "frame_vote_sigma_frac", "max_keyframes_per_step",
+                     "novel_position_m"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"ImageMatcherConfig.{name} must be positive, got {getattr(self, name)!r}")
         if not 0.0 < self.ratio_test < 1.0:
@@ -163,7 +172,9 @@ class ImageMatcher:
         # Per goal: agreement of each processed view, and the best of them per instance.
         self._view_scores: dict[tuple[int, int], ViewScore] = {}
         self._instance_scores: dict[int, ViewScore] = {}
-        self._scored_geometry: dict[int, list[tuple[float, int]]] = {}  # per instance: (bearing, pixels)
+        # Per instance: (bearing, pixels, camera x, camera y) of every scored view.
+        self._scored_geometry: dict[int, list[tuple[float, int, float, float]]] = {}
+        self._live: dict[int, InstanceView] = {}  # the current frame's view of each candidate (observe_live_views)
         # Views judged not novel stay so for this goal (the scored set only grows); not checked again.
         self._not_novel: set[tuple[int, int]] = set()
         self._work_left = False  # views were left unscored by the last call (see MatchResult.pending)
@@ -184,6 +195,7 @@ class ImageMatcher:
         self._instance_scores.clear()
         self._scored_geometry.clear()
         self._not_novel.clear()
+        self._live.clear()
         self._frame_votes.clear()
         self._next_keyframe = 0
         self._colour.reset()
@@ -219,8 +231,15 @@ class ImageMatcher:
         self._instance_scores.clear()
         self._scored_geometry.clear()
         self._not_novel.clear()
+        self._live.clear()
         self._frame_votes.clear()
         self._next_keyframe = 0
+
+    def observe_live_views(self, views: Sequence[tuple[int, InstanceView]]) -> None:
+        """The current frame's views of the candidates (they replace the last frame's): each is compared with the
+        goal on a later call when it is novel (another side, much closer, or another spot than every view scored
+        so far), within the same budget of extractions per call as stored views."""
+        self._live = dict(views)
 
     def candidates(self, instances: Mapping[int, Instance]) -> list[ScoredInstance]:
         """Instances with at least one matched view, by centre-weighted inliers, best first.
@@ -233,6 +252,7 @@ class ImageMatcher:
         todo = self._pending(instances)
         for iid, view in todo[:self.config.max_extractions_per_step]:
             self._score_view(iid, view, instances[iid].centroid_m[:2])
+        self._live.clear()  # compared, or not novel, or left for a newer frame
         frames_left = self._vote_with_keyframes()
         self._work_left = len(todo) > self.config.max_extractions_per_step or frames_left
         ids = {iid for iid, s in self._instance_scores.items() if s.inliers > 0}
@@ -379,11 +399,16 @@ class ImageMatcher:
             del self._view_scores[key]
 
     def _pending(self, instances: Mapping[int, Instance]) -> list[tuple[int, InstanceView]]:
-        """Novel views not yet scored for this goal: unscored instances first, then larger views."""
+        """Novel views not yet scored for this goal: unscored instances first, then the current frame's views,
+        then larger stored views."""
         limit = self.config.max_views_per_instance
         todo: list[tuple[int, InstanceView]] = []
         for iid, inst in instances.items():
-            fresh = [v for v in inst.views[:limit]
+            fresh = list(inst.views[:limit])
+            live = self._live.get(iid)
+            if live is not None and all(v.step != live.step for v in fresh):
+                fresh.append(live)
+            fresh = [v for v in fresh
                      if (iid, v.step) not in self._view_scores and (iid, v.step) not in self._not_novel]
             if fresh and iid in self._scored_geometry:
                 centre_xy = inst.centroid_m[:2]
@@ -391,8 +416,8 @@ class ImageMatcher:
                 self._not_novel.update((iid, v.step) for v in stale)
                 fresh = [v for v in fresh if (iid, v.step) not in self._not_novel]
             todo.extend((iid, v) for v in fresh)
-        todo.sort(key=lambda item: (item[0] in self._instance_scores, -item[1].pixel_count, item[0],
-                                    item[1].step))
+        todo.sort(key=lambda item: (item[0] in self._instance_scores, self._live.get(item[0]) is not item[1],
+                                    -item[1].pixel_count, item[0], item[1].step))
         return todo
 
     @staticmethod
@@ -401,12 +426,17 @@ class ImageMatcher:
         return math.atan2(view.pose.y_m - float(centre_xy[1]), view.pose.x_m - float(centre_xy[0]))
 
     def _is_novel(self, iid: int, centre_xy: np.ndarray, view: InstanceView) -> bool:
-        scored = self._scored_geometry[iid]
-        if view.pixel_count >= self.config.novel_growth * max(p for _, p in scored):
-            return True
+        """True unless a scored view of the instance is like it: taken within ``novel_position_m`` of its camera,
+        from within ``novel_bearing_rad`` of its side, and not ``novel_growth`` times smaller (a turn of the
+        head that brings the rest of a large object into the frame counts as growth)."""
+        cfg = self.config
         bearing_rad = self._bearing_rad(centre_xy, view)
-        gaps = (abs(math.remainder(bearing_rad - b, math.tau)) for b, _ in scored)
-        return min(gaps) > self.config.novel_bearing_rad
+        for b, pixels, x, y in self._scored_geometry[iid]:
+            if (math.hypot(view.pose.x_m - x, view.pose.y_m - y) < cfg.novel_position_m
+                    and abs(math.remainder(bearing_rad - b, math.tau)) <= cfg.novel_bearing_rad
+                    and view.pixel_count < cfg.novel_growth * pixels):
+                return False
+        return True
 
     def _score_view(self, iid: int, view: InstanceView, centre_xy: np.ndarray) -> None:
         key = (iid, view.step)
@@ -414,7 +444,7 @@ class ImageMatcher:
             self._view_features[key] = self._view_descriptors(iid, view)
         score = self._agreement(self._view_features[key])
         self._view_scores[key] = score
-        geometry = (self._bearing_rad(centre_xy, view), view.pixel_count)
+        geometry = (self._bearing_rad(centre_xy, view), view.pixel_count, view.pose.x_m, view.pose.y_m)
         self._scored_geometry.setdefault(iid, []).append(geometry)
         previous = self._instance_scores.get(iid, _NO_AGREEMENT)
         if (score.weighted, score.inliers) > (previous.weighted, previous.inliers):

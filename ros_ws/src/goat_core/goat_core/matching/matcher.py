@@ -19,7 +19,7 @@ from goat_core.matching.category import (
 from goat_core.matching.description import DescriptionMatcher, DescriptionMatcherConfig
 from goat_core.matching.embeddings import SentenceEmbedder
 from goat_core.matching.image import ImageMatcher, ImageMatcherConfig
-from goat_core.types import Goal, GoalModality, Instance
+from goat_core.types import Goal, GoalModality, Instance, InstanceView
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,14 @@ class ModalityMatcher:
     def observe_keyframes(self, keyframes: Sequence[Keyframe]) -> None:
         """Whole remembered frames for image goals (see goat_core.mapping.keyframes)."""
         self.image.observe_keyframes(keyframes)
+
+    def wants_live_views(self) -> bool:
+        """Image goals compare the current frame's views too (LiveViewObserver)."""
+        return self._active is self.image and self.image.config.live_views
+
+    def observe_live_views(self, views: Sequence[tuple[int, InstanceView]]) -> None:
+        if self._active is self.image:
+            self.image.observe_live_views(views)
 
     def reset(self) -> None:
         """Forget per-instance caches; call when the instance memory is cleared (a new episode)."""
