@@ -8,6 +8,7 @@ from typing import Optional
 import pytest
 
 from goat_core.bench.experience import (
+    UNKNOWN_RECEPTACLE,
     ExperienceFrame,
     ExperienceLog,
     Interaction,
@@ -177,6 +178,41 @@ def test_no_answer_is_an_error_naming_the_instruction(log: ExperienceLog) -> Non
         ExperienceSelector().select("Navigate to the green object you picked up yesterday.", log)
     with pytest.raises(InvalidGoalError, match="fourth"):
         ExperienceSelector().select("Navigate to the object you picked up fourth.", log)
+
+
+def _log_with_unknown_receptacle() -> ExperienceLog:
+    """The day, but the shelf the mug was put on could not be identified, and the frame nearest the start shows
+    something under the unknown receptacle's name, as large as anything: only the rule can keep it out."""
+    base = _log()
+    frames = list(base.frames)
+    frames[0] = replace(frames[0], seen=frames[0].seen + (SeenObject(UNKNOWN_RECEPTACLE, 0.5, None),))
+    frames[5] = replace(frames[5], event=Interaction("place", "A", UNKNOWN_RECEPTACLE))
+    objects = dict(base.objects)
+    objects[UNKNOWN_RECEPTACLE] = ObjectInfo(UNKNOWN_RECEPTACLE, "", "", "", True)
+    return replace(base, frames=tuple(frames), objects=objects)
+
+
+def test_an_unknown_receptacle_is_never_a_target() -> None:
+    log = _log_with_unknown_receptacle()
+    selector = ExperienceSelector()
+    # Among the receptacles placed on, the identified one is chosen, though the unknown one is nearer the start.
+    any_place = selector.select("Navigate to any receptacle you placed an object on yesterday.", log)
+    assert any_place.target_ids == ("K",) and any_place.candidates == (frozenset({"K"}),)
+    # Where the unknown one is the only answer, the error names the instruction and the frame of the place.
+    with pytest.raises(InvalidGoalError, match=r"placed an object on first.*frame\(s\) \[5\] could not be identified"):
+        selector.select("Navigate to the receptacle you placed an object on first.", log)
+    with pytest.raises(InvalidGoalError, match=r"in the order you placed them.*\[5\]"):
+        selector.select("Revisit the receptacles you placed objects on yesterday, in the order you placed them.", log)
+    # Every answer of every template leaves it out.
+    for template in TEMPLATES:
+        slots = {"ordinal": "first", "clock": "09:00", "category": "mug", "receptacle": "shelf", "colour": "red",
+                 "material": "ceramic"}
+        try:
+            chosen = selector.select(template.fill({k: slots.get(k, "shelf") for k in template.slots}), log)
+        except InvalidGoalError:
+            continue
+        assert UNKNOWN_RECEPTACLE not in chosen.target_ids
+        assert all(UNKNOWN_RECEPTACLE not in ids for ids in chosen.candidates)
 
 
 def test_task_and_subgoal_checks() -> None:

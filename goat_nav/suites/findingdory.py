@@ -153,7 +153,8 @@ class TaskOutcome:
                 "hl_success": r.hl_success, "hl_dtg_success": r.hl_dtg_success, "hl_sc_success": r.hl_sc_success,
                 "ll_success": r.ll_success, "hl_spl": r.hl_spl, "ll_spl": r.ll_spl,
                 "shortest_path_m": round(self.shortest_path_m, 3), "path_length_m": round(self.path_length_m, 3),
-                "num_actions": self.num_actions, "stops": self.stops, "error": self.error}
+                "num_actions": self.num_actions, "stops": self.stops, "error": self.error,
+                "notes": list(self.selection.notes) if self.selection else []}
 
     def line(self) -> str:
         r = self.record

@@ -26,6 +26,9 @@ from goat_core.mapping.experience_video import check_frame_sequence
 from goat_core.types import Pose2D
 
 InteractionKind = Literal["pick", "place"]
+# The receptacle of a pick or place that perception could not identify: kept in the log so that ordinals still
+# count the interaction, never a target to navigate to.
+UNKNOWN_RECEPTACLE = "unknown_receptacle"
 SECONDS_PER_DAY = 24 * 3600
 _CLOCK = re.compile(r"^(\d{2}):(\d{2})$")
 
@@ -76,7 +79,7 @@ class Interaction:
 
     kind: InteractionKind
     object_id: str  # the object picked or placed
-    receptacle_id: str  # picked from / placed on
+    receptacle_id: str  # picked from / placed on; UNKNOWN_RECEPTACLE when it could not be identified
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,17 @@ the simulator's log, so any gap between ``memory`` and ``oracle`` results is a g
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Optional, Sequence
 
-from goat_core.bench.experience import ExperienceFrame, ExperienceLog, Interaction, ObjectInfo, SeenObject
+from goat_core.bench.experience import (
+    UNKNOWN_RECEPTACLE,
+    ExperienceFrame,
+    ExperienceLog,
+    Interaction,
+    ObjectInfo,
+    SeenObject,
+)
 from goat_core.bench.findingdory_policy import EpisodeExperience
 from goat_core.bench.findingdory_selector import ExperienceSelector, Selection, SelectorConfig
 from goat_core.errors import ConfigError
@@ -31,7 +39,8 @@ UNKNOWN = "unknown"  # what the chosen perception cannot tell
 
 def memory_log(memory: ExperienceMemory, namer: Optional[ColourNamer] = None) -> ExperienceLog:
     """The memory as a structured log. Interactions whose object could not be identified stay in it (as an object
-    ``unknown_<k>`` of unknown category), so that ordinals ("the second object you picked up") still count them."""
+    ``unknown_<k>`` of unknown category), so that ordinals ("the second object you picked up") still count them;
+    an unidentified receptacle is ``UNKNOWN_RECEPTACLE``, which the selector never navigates to."""
     objects: dict[str, ObjectInfo] = {}
     for track_id, track in memory.tracks.items():
         note = memory.annotations.get(track_id)
@@ -46,7 +55,8 @@ def memory_log(memory: ExperienceMemory, namer: Optional[ColourNamer] = None) ->
     for k, inter in enumerate(memory.interactions):
         object_id = inter.track_id if inter.track_id is not None else f"unknown_{k}"
         objects.setdefault(object_id, ObjectInfo(object_id, UNKNOWN, UNKNOWN, UNKNOWN, False))
-        events.setdefault(inter.frame, Interaction(inter.kind, object_id, inter.receptacle_id or ""))
+        receptacle = inter.receptacle_id if inter.receptacle_id is not None else UNKNOWN_RECEPTACLE
+        events.setdefault(inter.frame, Interaction(inter.kind, object_id, receptacle))
     frames = []
     for k, sightings in enumerate(memory.frame_sightings):
         seen = tuple(SeenObject(t, round(coverage, 6), memory.tracks[t].places[place].support)
@@ -81,7 +91,16 @@ class MemorySelector:
     def select(self, lang: str, start_xy_m: Sequence[float] = (0.0, 0.0)) -> Selection:
         if self._log is None:
             raise ConfigError("MemorySelector.select before begin_episode")
-        return self.rules.select(lang, self._log, start_xy_m)
+        selection = self.rules.select(lang, self._log, start_xy_m)
+        return replace(selection, notes=selection.notes + self._guess_notes(selection))
+
+    def _guess_notes(self, selection: Selection) -> tuple[str, ...]:
+        """Which chosen targets are receptacles the memory only guessed (the furniture filling the frame)."""
+        assert self.memory is not None
+        guessed = {i.receptacle_id: i for i in self.memory.interactions if i.receptacle_guessed}
+        return tuple(f"{target} is the guessed receptacle of the {guessed[target].kind} at frame "
+                     f"{guessed[target].frame} (no support found under {guessed[target].track_id}; the furniture "
+                     "covering most of the frame)" for target in selection.target_ids if target in guessed)
 
     def describe(self) -> dict[str, Any]:
         return {"selector": self.name, "perception": self.perception_name,

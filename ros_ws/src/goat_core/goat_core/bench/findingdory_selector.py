@@ -24,7 +24,14 @@ from typing import Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from goat_core.bench.experience import ExperienceFrame, ExperienceLog, Interaction, minute_of_day, parse_clock
+from goat_core.bench.experience import (
+    UNKNOWN_RECEPTACLE,
+    ExperienceFrame,
+    ExperienceLog,
+    Interaction,
+    minute_of_day,
+    parse_clock,
+)
 from goat_core.bench.findingdory_tasks import (
     Template,
     ordinal_index,
@@ -60,6 +67,7 @@ class Selection:
     frame_indices: tuple[int, ...]
     target_ids: tuple[str, ...]  # what each chosen frame is meant to show (object id or room target id)
     candidates: tuple[frozenset[str], ...]  # every answer the selector found, per goal (before choosing)
+    notes: tuple[str, ...] = ()  # what the answer rests on that is less than certain (a guessed receptacle ...)
 
 
 Answer = list[frozenset[str]]  # one set of acceptable targets per goal
@@ -96,9 +104,13 @@ class ExperienceSelector:
     def answer(self, lang: str, log: ExperienceLog) -> tuple[Template, Answer]:
         """The template of the instruction and the acceptable targets of each of its goals."""
         template, slots = parse_instruction(lang)
-        answer = self._rules[template.key](log, slots)
+        # An unidentified receptacle is no place to go to: it is dropped from every goal's targets.
+        answer = [ids - {UNKNOWN_RECEPTACLE} for ids in self._rules[template.key](log, slots)]
         if not answer or any(not ids for ids in answer):
-            raise InvalidGoalError(f"the experience holds no answer to {lang!r}")
+            unknown = [f.index for f, i in log.events() if i.receptacle_id == UNKNOWN_RECEPTACLE]
+            why = "" if not unknown else (f"; the receptacle of the pick or place at frame(s) {unknown} could not "
+                                          "be identified")
+            raise InvalidGoalError(f"the experience holds no answer to {lang!r}{why}")
         return template, answer
 
     def select(self, lang: str, log: ExperienceLog, start_xy_m: Sequence[float] = (0.0, 0.0)) -> Selection:

@@ -17,7 +17,8 @@ What comes out (:class:`ExperienceMemory`):
   the one that appears in the first frame after it (with persistent keys: the carried key; with a detector: a
   detection no mask of its category overlapped in the frame before, the robot standing still, nearest the image
   centre), logged on that frame. The receptacle of each is the support of
-  the place the object left or reached;
+  the place the object left or reached; where no support was found under the object, the furniture that covers
+  most of the frame of the pick (the first frame showing the object at the place it reached), noted as a guess;
 * rooms (:mod:`goat_core.mapping.room_segments`) and the room of every frame, hence the rooms visited, in order,
   with their times;
 * one embedding per frame for retrieval (a coverage-weighted histogram of the categories in view, or CLIP's
@@ -77,6 +78,9 @@ class InferredInteraction:
     track_id: Optional[str]  # None when no object could be told apart as the one taken
     receptacle_id: Optional[str]  # the support of the place the object left (pick) or reached (place)
     place: Optional[int]  # index into the track's places: the one left (pick) or reached (place)
+    # True when no support was found under the object and the receptacle is the furniture that covers most of
+    # the frame of the pick (place) instead; the memory's notes say so too.
+    receptacle_guessed: bool = False
 
 
 @dataclass(frozen=True)
@@ -345,7 +349,7 @@ class _Builder:
         tracks = self.tracker.tracks
         furniture = frozenset(t for t, track in tracks.items() if self.tracker.is_furniture(track))
         self._supports(furniture)
-        interactions = tuple(self._with_receptacle(i) for i in self.pending)
+        interactions = tuple(self._with_receptacle(i, furniture) for i in self.pending)
         room_map = self.rooms.segment()
         frames = self.video.frames
         rooms = tuple(room_map.room_at(f.pose.x_m, f.pose.y_m) for f in frames)
@@ -357,7 +361,7 @@ class _Builder:
             frame_tilts_rad=tuple(f.camera_tilt_rad for f in frames), frame_sightings=tuple(self.sightings),
             annotations=self._annotations(), embeddings=embeddings, embedder=self.embedder, notes=tuple(self.notes))
 
-    def _with_receptacle(self, inter: InferredInteraction) -> InferredInteraction:
+    def _with_receptacle(self, inter: InferredInteraction, furniture: frozenset[str]) -> InferredInteraction:
         if inter.track_id is None:
             return inter
         track = self.tracker.tracks[inter.track_id]
@@ -365,7 +369,22 @@ class _Builder:
         if place is None and inter.kind == "place":  # put down out of view: the next place it was seen at
             place = next((k for k, p in enumerate(track.places) if p.first_frame >= inter.frame), None)
         support = None if place is None else track.places[place].support
-        return InferredInteraction(inter.kind, inter.frame, inter.time_s, inter.track_id, support, place)
+        guessed = False
+        if support is None and place is not None:
+            # No furniture under it (a mesh surface lower than where the object's base was measured, say): the
+            # furniture that fills most of the frame showing it there is where a person would say it was.
+            frame = inter.frame if inter.kind == "pick" else track.places[place].first_frame
+            support = self._largest_furniture(frame, furniture)
+            guessed = support is not None
+            self.notes.append(f"frame {inter.frame}: no support found under {inter.track_id} at its {inter.kind}; "
+                              + (f"took {support}, the furniture covering most of frame {frame}" if guessed
+                                 else f"and frame {frame} shows no furniture: its receptacle is unknown"))
+        return InferredInteraction(inter.kind, inter.frame, inter.time_s, inter.track_id, support, place, guessed)
+
+    def _largest_furniture(self, frame: int, furniture: frozenset[str]) -> Optional[str]:
+        """The furniture track covering the largest share of ``frame`` (ties: lower id), None when none shows."""
+        shown = [(coverage, track_id) for track_id, coverage, _ in self.sightings[frame] if track_id in furniture]
+        return None if not shown else min(shown, key=lambda ct: (-ct[0], ct[1]))[1]
 
     def _supports(self, furniture: frozenset[str]) -> None:
         """Give every place of every small object the floor-standing track it stood on."""
