@@ -362,23 +362,29 @@ class _Builder:
             annotations=self._annotations(), embeddings=embeddings, embedder=self.embedder, notes=tuple(self.notes))
 
     def _with_receptacle(self, inter: InferredInteraction, furniture: frozenset[str]) -> InferredInteraction:
-        if inter.track_id is None:
-            return inter
-        track = self.tracker.tracks[inter.track_id]
+        """The interaction with its receptacle: the support of the place the object left or reached, else (no
+        support found under it, the object unidentified, or put down out of view and never seen again) the
+        furniture covering most of the frame of the interaction, or of the first sighting at the place reached."""
         place = inter.place
-        if place is None and inter.kind == "place":  # put down out of view: the next place it was seen at
-            place = next((k for k, p in enumerate(track.places) if p.first_frame >= inter.frame), None)
-        support = None if place is None else track.places[place].support
+        support: Optional[str] = None
+        frame = inter.frame
+        if inter.track_id is not None:
+            track = self.tracker.tracks[inter.track_id]
+            if place is None and inter.kind == "place":  # put down out of view: the next place it was seen at
+                place = next((k for k, p in enumerate(track.places) if p.first_frame >= inter.frame), None)
+            if place is not None:
+                support = track.places[place].support
+                frame = inter.frame if inter.kind == "pick" else track.places[place].first_frame
         guessed = False
-        if support is None and place is not None:
-            # No furniture under it (a mesh surface lower than where the object's base was measured, say): the
-            # furniture that fills most of the frame showing it there is where a person would say it was.
-            frame = inter.frame if inter.kind == "pick" else track.places[place].first_frame
+        if support is None:
+            # The furniture that fills the view of a pick or place is what a person watching would name (a mesh
+            # surface below where the object's base was measured, a top above the camera's view ...).
             support = self._largest_furniture(frame, furniture)
             guessed = support is not None
-            self.notes.append(f"frame {inter.frame}: no support found under {inter.track_id} at its {inter.kind}; "
+            what = inter.track_id if inter.track_id is not None else "an unidentified object"
+            self.notes.append(f"frame {inter.frame}: no support found under {what} at its {inter.kind}; "
                               + (f"took {support}, the furniture covering most of frame {frame}" if guessed
-                                 else f"and frame {frame} shows no furniture: its receptacle is unknown"))
+                                 else f"frame {frame} shows no furniture either: its receptacle is unknown"))
         return InferredInteraction(inter.kind, inter.frame, inter.time_s, inter.track_id, support, place, guessed)
 
     def _largest_furniture(self, frame: int, furniture: frozenset[str]) -> Optional[str]:

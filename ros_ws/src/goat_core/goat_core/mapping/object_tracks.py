@@ -37,7 +37,11 @@ class TrackConfig:
     min_points: int = 3  # detections with fewer valid depth points are not placed
     voxel_m: float = 0.03  # surface points of a place are kept one per voxel of this side
     max_points_per_place: int = 4000
-    floor_height_m: float = 0.1  # a track whose lowest points are below this stands on the floor (furniture)
+    floor_height_m: float = 0.1  # surface points below this height are floor-high
+    # A track with at least this share of its points (at some place) floor-high stands on the floor (furniture).
+    # A share, not its lowest percentile: a mesh table seen from above shows its top in thousands of points and
+    # the legs that reach the floor in a few dozen (0.5-2 %), while a small object on a receptacle shows none.
+    floor_share: float = 0.005
     same_place_m: float = 0.35  # a sighting whose box comes this close to its place's box is at that place
     # ... and one farther is a new place only once the object was missed at its place or carried (a partial view
     # of a large piece shows a far part of it), or when it is farther than any one object's extent.
@@ -57,6 +61,8 @@ class TrackConfig:
                 raise ConfigError(f"TrackConfig.{name} must be >= 1, got {getattr(self, name)!r}")
         if self.floor_height_m < 0.0 or self.border_px < 0:
             raise ConfigError("TrackConfig.floor_height_m and border_px must be >= 0")
+        if not 0.0 < self.floor_share < 1.0:
+            raise ConfigError(f"TrackConfig.floor_share must be in (0, 1), got {self.floor_share!r}")
 
 
 class SurfacePoints:
@@ -77,6 +83,10 @@ class SurfacePoints:
     def bottom_z_m(self) -> float:
         """Height of the lowest points (2nd percentile: robust to a stray point)."""
         return float(np.percentile(self.points_xyz_m[:, 2], 2.0))
+
+    def share_below(self, height_m: float) -> float:
+        """Share of the points lower than ``height_m``."""
+        return float(np.count_nonzero(self.points_xyz_m[:, 2] < height_m)) / max(self.points_xyz_m.shape[0], 1)
 
 
 @dataclass(eq=False)
@@ -126,10 +136,9 @@ class ObjectTrack:
     def place(self) -> Place:
         return self.places[-1]
 
-    @property
-    def bottom_z_m(self) -> float:
-        """Its lowest surface points over every place it stood at."""
-        return min(p.bottom_z_m for p in self.places)
+    def share_below(self, height_m: float) -> float:
+        """The largest share of one place's points lower than ``height_m``, over every place it stood at."""
+        return max(p.share_below(height_m) for p in self.places)
 
     @property
     def mean_rgb(self) -> Optional[np.ndarray]:
@@ -240,12 +249,12 @@ class ObjectTracker:
                    and t.place.gap_m(*m.box_m) <= self.config.same_place_m for t in self.tracks.values())
 
     def is_furniture(self, track: ObjectTrack) -> bool:
-        """It stands on the floor: its lowest points, wherever it stood, are floor-high."""
-        return track.bottom_z_m < self.config.floor_height_m
+        """It stands on the floor: at some place it stood, a share of its points is floor-high."""
+        return track.share_below(self.config.floor_height_m) >= self.config.floor_share
 
     def is_small(self, m: Measured) -> bool:
         """A detection above the floor: a small object on a receptacle (furniture reaches down to the floor)."""
-        return m.bottom_z_m >= self.config.floor_height_m
+        return m.share_below(self.config.floor_height_m) < self.config.floor_share
 
     def track_of_key(self, key: int) -> Optional[str]:
         return self._by_key.get(key)
