@@ -221,3 +221,34 @@ def test_furnished_pasture_homes_hide_objects_in_models_and_add_uncommon_models(
     # Objects on the support surface of a model that is taller than it (a shelf) are on it, not hidden in it.
     on_shelves = [o for o in home.objects if o.receptacle_id and o.hidden_in is None]
     assert all(home.hidden_relation(o) is None for o in on_shelves)
+
+
+def test_a_moved_object_rests_on_a_model_receptacles_surface_not_its_bounding_box():
+    """FindingDory's oracle puts objects on a spot of a receptacle's top: on a model that is the mesh surface
+    (ray cast), which may lie far below the bounding box (the object used to float there, 12-31 cm up)."""
+    from goat_nav.suites.findingdory import episode_units
+    from sim_bridge.embedded.findingdory_gen import FindingDoryGenConfig, _free_spot
+    from sim_bridge.embedded.sim import SURFACE_STEP_M
+
+    # The home of FindingDory 3000-3 (furnished): its kitchen counter's top lies 14-29 cm under its bounding box,
+    # its washing machine's 4-12 cm.
+    home_seed = episode_units(3000, 4)[3].payload[0]
+    with EmbeddedSim(generate_home(home_seed, HomeConfig(num_rooms=5, furniture="furnished"))) as sim:
+        obj = next(o for o in sim.current_objects() if not o.is_receptacle and o.receptacle_id is not None)
+        half_z = (obj.bbox_max_m[2] - obj.bbox_min_m[2]) / 2.0
+        sim.pick_up(obj.instance_id)
+        placed = below_box = 0
+        for receptacle in [r for r in sim.current_objects() if r.is_receptacle and r.object_id != obj.receptacle_id]:
+            spot = _free_spot(sim, obj, receptacle, np.random.default_rng(0), FindingDoryGenConfig())
+            if spot is None:
+                continue
+            base_m = float(spot[2]) - half_z
+            # Nothing between the base and the receptacle under it (the probes may differ by one step).
+            gap_m, hit = sim.renderer.cast_ray((float(spot[0]), float(spot[1]), base_m + 0.01), (0.0, 0.0, -1.0))
+            assert hit == receptacle.instance_id and gap_m <= 0.01 + SURFACE_STEP_M + 1e-3, receptacle.object_id
+            moved = sim.place_on(obj.instance_id, receptacle.object_id, spot)
+            assert moved.bbox_min_m[2] == pytest.approx(base_m) and moved.receptacle_id == receptacle.object_id
+            sim.pick_up(obj.instance_id)
+            placed += 1
+            below_box += receptacle.bbox_max_m[2] - base_m > 0.05
+        assert placed >= 3 and below_box >= 1  # some model's surface lies well below its bounding box's top

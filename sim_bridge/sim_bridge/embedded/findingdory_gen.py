@@ -299,7 +299,8 @@ class _Oracle:
 
 def _free_spot(sim: EmbeddedSim, obj: ObjectSpec, receptacle: ObjectSpec, rng: np.random.Generator,
                config: FindingDoryGenConfig) -> Optional[np.ndarray]:
-    """A centre on the receptacle's top where ``obj`` keeps ``place_margin_m`` from the edge and every object."""
+    """A centre on the receptacle's top where ``obj`` keeps ``place_margin_m`` from the edge and every object,
+    its base on the receptacle's surface (a model's mesh, not its bounding box: ``EmbeddedSim.surface_height_m``)."""
     half = (np.asarray(obj.bbox_max_m) - np.asarray(obj.bbox_min_m)) / 2.0
     m = config.place_margin_m
     lo = np.asarray(receptacle.bbox_min_m[:2]) + m + half[:2]
@@ -310,8 +311,11 @@ def _free_spot(sim: EmbeddedSim, obj: ObjectSpec, receptacle: ObjectSpec, rng: n
               if o.receptacle_id == receptacle.object_id and o.object_id != obj.object_id]
     for _ in range(config.place_attempts):
         xy = rng.uniform(lo, hi)
-        if all(_rect_gap(xy - half[:2], xy + half[:2], o) >= m for o in others):
-            return np.array([xy[0], xy[1], receptacle.bbox_max_m[2] + half[2]])
+        if not all(_rect_gap(xy - half[:2], xy + half[:2], o) >= m for o in others):
+            continue
+        surface_m = sim.surface_height_m(receptacle.object_id, xy - half[:2], xy + half[:2])
+        if surface_m is not None:
+            return np.array([xy[0], xy[1], surface_m + half[2]])
     return None
 
 

@@ -30,6 +30,8 @@ __all__ = ["EmbeddedSim", "RenderedView", "SimConfig"]
 MOVE_INCREMENT_M = 0.01  # a forward step is checked against the grid in increments no longer than this
 # A carried object is put this far below the floor: under the floor and past the 50 m far clip plane.
 CARRIED_DEPTH_M = 100.0
+SURFACE_PROBE_M = 0.05  # rays looking for a model receptacle's surface start this far above its bounding box
+SURFACE_STEP_M = 0.02  # a footprint whose probes find heights further apart than this straddles a step
 
 
 @dataclass(frozen=True)
@@ -267,8 +269,8 @@ class EmbeddedSim:
         """Put a small object on ``receptacle_id`` with its bounding-box centre at ``centre_xyz_m`` (world).
 
         The caller chooses a free spot on the receptacle's top; this checks that the footprint lies on the top
-        and that the base rests on it. Returns the object's new spec (position, bounding box, parts, receptacle
-        and room follow the move).
+        and that the base rests on its surface (:meth:`surface_height_m`). Returns the object's new spec
+        (position, bounding box, parts, receptacle and room follow the move).
         """
         obj = self._movable(instance_id)
         receptacle = self._receptacle(receptacle_id)
@@ -278,14 +280,15 @@ class EmbeddedSim:
         half = (np.asarray(obj.bbox_max_m) - np.asarray(obj.bbox_min_m)) / 2.0
         lo, hi = centre - half, centre + half
         top = receptacle.bbox_max_m
-        on_top = (lo[0] >= receptacle.bbox_min_m[0] - 1e-6 and hi[0] <= top[0] + 1e-6
-                  and lo[1] >= receptacle.bbox_min_m[1] - 1e-6 and hi[1] <= top[1] + 1e-6
-                  and abs(lo[2] - top[2]) <= 1e-3)
-        if not on_top:
+        inside = (lo[0] >= receptacle.bbox_min_m[0] - 1e-6 and hi[0] <= top[0] + 1e-6
+                  and lo[1] >= receptacle.bbox_min_m[1] - 1e-6 and hi[1] <= top[1] + 1e-6)
+        surface_m = self.surface_height_m(receptacle.object_id, lo[:2], hi[:2]) if inside else None
+        if surface_m is None or abs(lo[2] - surface_m) > 1e-3:
             raise SceneGenerationError(
                 f"object {obj.object_id} with centre {centre.round(3).tolist()} does not stand on top of "
                 f"{receptacle.object_id} (top {np.round(receptacle.bbox_min_m[:2], 3).tolist()}-"
-                f"{np.round(top, 3).tolist()})")
+                f"{np.round(top, 3).tolist()}, surface under it "
+                f"{'none' if surface_m is None else round(surface_m, 3)} m)")
         original = self._home_object(obj.instance_id)
         shift = centre - np.asarray(obj.position_m)
         moved = replace(  # an object on a receptacle is in the receptacle's room
@@ -296,6 +299,35 @@ class EmbeddedSim:
         self._objects[obj.instance_id] = moved
         self._carried.discard(obj.instance_id)
         return moved
+
+    def surface_height_m(self, receptacle_id: str, lo_xy_m: Union[Sequence[float], np.ndarray],
+                         hi_xy_m: Union[Sequence[float], np.ndarray]) -> Optional[float]:
+        """Height (world z) an object with the footprint [lo_xy_m, hi_xy_m] rests at on top of a receptacle.
+
+        A primitive receptacle is a box: its top. A model's top surface may lie well below its bounding box
+        (a couch's seat under its backrest, a table top under a lamp's shade): rays are cast straight down
+        (``mj_ray``) at the footprint's centre and corners, and the object rests on the highest point they hit.
+        None when a ray hits something else first (the footprint overhangs the edge or something stands
+        there) or the hits differ by more than SURFACE_STEP_M (it would straddle a step).
+        """
+        receptacle = self._receptacle(receptacle_id)
+        if receptacle.model is None:
+            return float(receptacle.bbox_max_m[2])
+        lo = np.asarray(lo_xy_m, dtype=np.float64).reshape(2)
+        hi = np.asarray(hi_xy_m, dtype=np.float64).reshape(2)
+        inset = np.minimum((hi - lo) / 2.0, 1e-3)  # corners just inside the footprint, off its exact edge
+        a, b = lo + inset, hi - inset
+        start_z = float(receptacle.bbox_max_m[2]) + SURFACE_PROBE_M
+        probes = [(lo + hi) / 2.0, a, b, np.array([a[0], b[1]]), np.array([b[0], a[1]])]
+        heights = []
+        for x, y in probes:
+            distance, hit = self._renderer.cast_ray((float(x), float(y), start_z), (0.0, 0.0, -1.0))
+            if hit != receptacle.instance_id:
+                return None
+            heights.append(start_z - distance)
+        if max(heights) - min(heights) > SURFACE_STEP_M:
+            return None
+        return max(heights)
 
     def _home_object(self, instance_id: int) -> ObjectSpec:
         return next(o for o in self._home.objects if o.instance_id == instance_id)
