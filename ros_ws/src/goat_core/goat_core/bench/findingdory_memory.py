@@ -98,9 +98,14 @@ class MemorySelector:
         """Which chosen targets are receptacles the memory only guessed (the furniture filling the frame)."""
         assert self.memory is not None
         guessed = {i.receptacle_id: i for i in self.memory.interactions if i.receptacle_guessed}
-        return tuple(f"{target} is the guessed receptacle of the {guessed[target].kind} at frame "
-                     f"{guessed[target].frame} (no support found under {guessed[target].track_id}; the furniture "
-                     "covering most of the frame)" for target in selection.target_ids if target in guessed)
+        notes = []
+        for target in selection.target_ids:
+            inter = guessed.get(target)
+            if inter is not None:
+                what = inter.track_id if inter.track_id is not None else "an unidentified object"
+                notes.append(f"{target} is the guessed receptacle of the {inter.kind} at frame {inter.frame} (no "
+                             f"support found under {what}; the furniture covering most of the frame)")
+        return tuple(notes)
 
     def describe(self) -> dict[str, Any]:
         return {"selector": self.name, "perception": self.perception_name,
