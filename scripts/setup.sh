@@ -72,6 +72,17 @@ fi
 if [ "${GOAT_NAV_SKIP_ROS:-0}" != 1 ]; then
   bash scripts/setup_ros.sh
 fi
+# tests/real_stretch import the real stretch_body, which imports pyrealsense2: its wheel links libusb-1.0.
+if [ "$WITH_TESTS" = 1 ] && ! ldconfig -p 2>/dev/null | grep -q 'libusb-1.0.so.0'; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "[setup] installing libusb-1.0 (pyrealsense2, imported by stretch_body in tests/real_stretch)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      libusb-1.0-0 >/dev/null
+  else
+    echo "[setup] libusb-1.0.so.0 not found and not root: run 'sudo apt-get install libusb-1.0-0'," \
+      "or tests/real_stretch skip (pyrealsense2 cannot load)" >&2
+  fi
+fi
 # The report test renders the HTML in headless Chromium (Debian's package); it skips, saying so, without it.
 if [ "$WITH_TESTS" = 1 ] && ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then

@@ -53,7 +53,7 @@ def _assert_base_stopped(fake: Any) -> None:
     assert mode == MODE_SAFETY or (mode == MODE_VEL_PID and v_des == 0.0), fake.wheel_commands()[-1]
 
 
-def test_stretch_body_is_the_installed_package_not_a_copy_in_this_repository() -> None:
+def test_stretch_body_is_the_installed_package_not_a_copy_in_this_repository(stretch_body_loads: None) -> None:
     import stretch_body
     import stretch_body.robot
 
