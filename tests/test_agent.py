@@ -275,7 +275,8 @@ def test_a_goal_behind_a_wall_is_confirmed_by_sight(verify_by_sight: bool) -> No
     assert world.pose.x_m < 4.0
     final = run(world, agent, "chair", obs=world.render(False))
     assert final.actions[-1] is DiscreteAction.STOP
-    assert distance_to_box(world.pose, chair) <= AgentConfig().stop_radius_m
+    # Without looking, the chair across the wall is within the start's stop radius already (0.98 m).
+    assert distance_to_box(world.pose, chair) <= AgentConfig().start_stop_radius_m
     assert (world.pose.x_m > 4.1) is verify_by_sight  # without looking it stops on the wrong side
 
 
@@ -296,6 +297,19 @@ def test_an_object_at_the_back_of_a_deep_counter(max_stop_radius_m: float, reach
     else:  # the recoveries try to get closer; when none gets within reach, it says it gave up
         assert agent.last_stop.gave_up and distance_to_box(world.pose, cup) > max_stop_radius_m
         assert "recover" in result.modes
+
+
+@pytest.mark.parametrize(("start_stop_radius_m", "moves"), [(1.05, False), (0.8, True)])
+def test_a_subtask_that_starts_within_reach_of_its_target_stops_without_moving(
+        start_stop_radius_m: float, moves: bool) -> None:
+    """The chair's near face is 0.95 m ahead: outside the stop radius of a walk, inside the one at the start."""
+    chair = Box((0.95, -0.2, 0.0), (1.35, 0.2, 0.9), 7, "chair")
+    world = BoxWorld(room(-1.0, 3.0, -1.5, 1.5) + [chair])
+    result = run(world, make_agent(AgentConfig(start_stop_radius_m=start_stop_radius_m)), "chair")
+    assert result.actions[-1] is DiscreteAction.STOP
+    assert (DiscreteAction.MOVE_FORWARD in result.actions) is moves
+    assert (world.path_m > 0.0) is moves
+    assert distance_to_box(world.pose, chair) <= (AgentConfig().stop_radius_m if moves else start_stop_radius_m)
 
 
 @pytest.mark.parametrize(("modality", "walks"), [(GoalModality.CATEGORY, False), (GoalModality.DESCRIPTION, True)])
@@ -450,7 +464,8 @@ def test_act_needs_a_goal_and_a_consistent_observation() -> None:
 
 
 @pytest.mark.parametrize("kwargs", [{"stop_radius_m": 0.0}, {"goal_margin_m": 0.9}, {"stuck_collisions": 0},
-                                    {"heading_tolerance_turns": 0.3}, {"robot_radius_m": -0.1}])
+                                    {"heading_tolerance_turns": 0.3}, {"robot_radius_m": -0.1},
+                                    {"start_stop_radius_m": 0.5}])
 def test_bad_agent_config_raises(kwargs: dict[str, float]) -> None:
     with pytest.raises(ValueError):
         AgentConfig(**kwargs)

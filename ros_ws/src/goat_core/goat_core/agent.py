@@ -94,6 +94,11 @@ class AgentConfig:
     # reachable spot if it is within this distance (GOAT-Bench view points reach 1 m from the object).
     max_stop_radius_m: float = 1.1
     goal_margin_m: float = 0.15  # plan to cells this far inside the stop radius (cell size, step overshoot)
+    # A subtask that starts near its target (the last subtask ended there) STOPs without moving when the target
+    # is within this distance (capped at ``max_stop_radius_m``) and in view: a view point is within reach
+    # already, and any move would cost the subtask's whole SPL (its shortest path is about zero). On a walk the
+    # tighter ``stop_radius_m`` holds (0.9 there was measured no better: seed 1000 SPL 0.728 vs 0.724).
+    start_stop_radius_m: float = 1.05
     navigation_tilt_rad: float = -math.radians(30.0)  # head tilt while navigating (negative looks down)
     initial_scan: bool = True  # turn a full circle at episode start
     # With memory, a later subtask whose goal memory holds no confident match starts by turning a full circle
@@ -142,6 +147,10 @@ class AgentConfig:
         if not 0.0 < self.expected_view_fraction <= 1.0:
             raise ValueError(
                 f"AgentConfig.expected_view_fraction must be in (0, 1], got {self.expected_view_fraction}"
+            )
+        if not self.start_stop_radius_m >= self.stop_radius_m:
+            raise ValueError(
+                f"AgentConfig.start_stop_radius_m must be >= stop_radius_m, got {self.start_stop_radius_m!r}"
             )
         if self.max_stop_radius_m < self.stop_radius_m:
             raise ValueError(
@@ -226,6 +235,7 @@ class Agent:
         self._live_views = False  # the matcher compares the current frame's views for this goal
         self._debug = DebugState("stop", None, _NO_PATH, None)
         self._stop: Optional[StopDecision] = None  # why the last STOP of this subtask was called
+        self._moved = False  # a forward move was made in this subtask
         self._recovery = RecoveryLadder(config.recovery, self._full_circle_turns())
         self.reset_episode()
 
@@ -284,6 +294,7 @@ class Agent:
         self._strikes.clear()
         self._reset_motion_state()
         self._stop = None
+        self._moved = False
         self._has_goal = True
 
     def _forget(self) -> None:
@@ -328,6 +339,7 @@ class Agent:
         cfg = self.config
         pose = obs.pose
         if self._last_action is DiscreteAction.MOVE_FORWARD:
+            self._moved = True
             if self._prev_xy is not None:
                 self._grid.mark_trail(self._prev_xy, pose.xy())
             if obs.collided:
@@ -655,6 +667,8 @@ class Agent:
         pose = obs.pose
         goal = self._goal_cell(inst, fld, new_side)
         stop_radius_m = cfg.stop_radius_m if goal is None else goal[1]
+        if not self._moved:  # still where the subtask started: see AgentConfig.start_stop_radius_m
+            stop_radius_m = max(stop_radius_m, min(cfg.start_stop_radius_m, cfg.max_stop_radius_m))
         arrived = nearest_distance_2d_m(inst, pose.x_m, pose.y_m) <= stop_radius_m
         if not arrived and goal is not None:
             # Within half a step of the goal spot: a step would overshoot it, and the way back overshoots again.
