@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import math
 from typing import Iterator
 
@@ -14,7 +15,7 @@ from goat_core.types import DiscreteAction, Observation
 from goat_core.vocabulary import COLOURS
 from sim_bridge.embedded.home import Home, HomeConfig, ObjectSpec, generate_home
 from sim_bridge.embedded.sim import EmbeddedSim, SimConfig
-from sim_bridge.embedded.world import camera_rotation, object_texture
+from sim_bridge.embedded.world import Renderer, camera_rotation, object_texture
 
 A = DiscreteAction
 CAMERA_HEIGHT_M = SimConfig().camera_height_m
@@ -333,3 +334,20 @@ def test_close_is_idempotent_and_render_after_close_fails(home: Home) -> None:
     simulator.close()
     with pytest.raises(RuntimeError, match="closed"):
         simulator.observe()
+
+
+def test_a_renderer_nobody_closed_does_not_break_another_when_collected(sim: EmbeddedSim) -> None:
+    """OpenGL object names are per context: a renderer freed by the garbage collector while another one's context is
+    current must free its own framebuffers, not the other's (whose frames then came back stale)."""
+    start = _open_start(sim)
+    before = [sim.reset(start, yaw) for yaw in (0.0, 1.0)]
+    other = Renderer(generate_home(8, HomeConfig(furniture="primitive")), 64, 48, 1.0)
+    other.render((0.0, 0.0, 1.3), 0.0, 0.0)
+    sim.reset(start, 0.0)  # the simulator's context is current again
+    del other
+    gc.collect()
+    after = [sim.reset(start, yaw) for yaw in (0.0, 1.0)]
+    for a, b in zip(before, after, strict=True):
+        assert np.array_equal(a.rgb, b.rgb) and np.array_equal(a.depth_m, b.depth_m)
+        assert a.segmentation is not None and b.segmentation is not None
+        assert np.array_equal(a.segmentation, b.segmentation)

@@ -354,13 +354,24 @@ class Renderer:
         self.close()
 
     def close(self) -> None:
-        """Free the MuJoCo render context and the OpenGL context (safe to call twice)."""
-        if self._closed:
+        """Free the MuJoCo render context and the OpenGL context (safe to call twice).
+
+        The render context is freed with this renderer's own OpenGL context current, and whichever context was
+        current before (another renderer's) is current again afterwards: OpenGL object names are per context, so
+        freeing them under another renderer's context deletes that renderer's framebuffers (its frames then come
+        back stale: the previous frame's colour, a half-updated depth).
+        """
+        if getattr(self, "_closed", True):
             return
         self._closed = True
-        self._gl.make_current()
-        self._con.free()
+        with self._gl.as_current():
+            self._con.free()
         self._gl.free()
+
+    def __del__(self) -> None:
+        # A renderer nobody closed, collected by the garbage collector at any point of another renderer's work
+        # (the ROS identity test saw a stale frame this way), must free its own objects only.
+        self.close()
 
     def set_object_offset(self, instance_id: int, offset_xyz_m: Sequence[float] | np.ndarray) -> None:
         """Shift every geom of an instance by ``offset_xyz_m`` (world frame) from where the home placed it.
