@@ -269,7 +269,8 @@ def test_a_goal_behind_a_wall_is_confirmed_by_sight(verify_by_sight: bool) -> No
     boxes = room(-1, 8, -2, 2) + [Box((4.0, -2, 0), (4.1, 0.5, 2.5)), Box((4.0, 1.5, 0), (4.1, 2, 2.5)),
                                   chair, table]
     world = BoxWorld(boxes)
-    agent = make_agent(AgentConfig(verify_by_sight=verify_by_sight))
+    # goal_in_sight off: the mapped wall would keep the goal spot on the chair's side without any look.
+    agent = make_agent(AgentConfig(verify_by_sight=verify_by_sight, goal_in_sight=False))
     assert run(world, agent, "chair").actions[-1] is DiscreteAction.STOP
     assert run(world, agent, "table", obs=world.render(False)).actions[-1] is DiscreteAction.STOP
     assert world.pose.x_m < 4.0
@@ -278,6 +279,28 @@ def test_a_goal_behind_a_wall_is_confirmed_by_sight(verify_by_sight: bool) -> No
     # Without looking, the chair across the wall is within the start's stop radius already (0.98 m).
     assert distance_to_box(world.pose, chair) <= AgentConfig().start_stop_radius_m
     assert (world.pose.x_m > 4.1) is verify_by_sight  # without looking it stops on the wrong side
+
+
+def test_a_goal_spot_across_a_mapped_wall_is_not_walked_to() -> None:
+    """The same chair behind the dividing wall: with the wall in the map's sight layer the robot heads for the
+    chair's own side at once; without it, it first walks to the near side, is turned away by its check by sight,
+    and walks round."""
+    chair = Box((4.15, -1.2, 0), (4.65, -0.6, 0.9), 7, "chair")
+    table = Box((2.6, -1.4, 0), (3.1, -0.9, 0.6), 3, "table")
+    boxes = room(-1, 8, -2, 2) + [Box((4.0, -2, 0), (4.1, 0.5, 2.5)), Box((4.0, 1.5, 0), (4.1, 2, 2.5)),
+                                  chair, table]
+    moves = {}
+    for goal_in_sight in (True, False):
+        world = BoxWorld(boxes)
+        agent = make_agent(AgentConfig(goal_in_sight=goal_in_sight))
+        run(world, agent, "chair")
+        run(world, agent, "table", obs=world.render(False))
+        assert world.pose.x_m < 4.0
+        final = run(world, agent, "chair", obs=world.render(False))
+        assert final.actions[-1] is DiscreteAction.STOP and world.pose.x_m > 4.1
+        assert distance_to_box(world.pose, chair) <= AgentConfig().stop_radius_m
+        moves[goal_in_sight] = final.actions.count(DiscreteAction.MOVE_FORWARD)
+    assert moves[True] < moves[False], moves
 
 
 @pytest.mark.parametrize(("max_stop_radius_m", "reaches"), [(1.1, True), (0.8, False)])

@@ -162,3 +162,28 @@ def test_coordinates_round_trip() -> None:
     back = grid.to_xy(grid.to_cells(xy))
     assert np.all(np.abs(back - xy) <= 0.5 * grid.resolution_m + 1e-12)
     assert grid.cell_of(0.0, 0.0) == (grid.size_cells // 2, grid.size_cells // 2)
+
+
+@pytest.mark.parametrize(("top_m", "blocks_sight"), [(0.9, False), (2.5, True)])
+def test_a_wall_taller_than_the_sight_height_hides_what_lies_behind_it(top_m: float, blocks_sight: bool) -> None:
+    grid = OccupancyGrid(OccupancyConfig(sight_block_min_height_m=1.2))
+    grid.update(wall_and_floor(Pose2D(0, 0, 0), math.radians(-30.0), wall_ahead_m=2.0, wall_top_m=top_m))
+    assert obstacle_near(grid, (2.0, 0.0))  # an obstacle either way: a table top or a wall
+    across = grid.sight_clear(np.array([[1.0, 0.0], [1.0, 0.0]]), np.array([[3.0, 0.0], [1.8, 0.0]]), 0.1)
+    assert across.tolist() == [not blocks_sight, True]  # the second line stops short of the wall
+
+
+def test_sight_clear_skips_the_end_of_each_line_and_checks_every_cell_before() -> None:
+    grid = OccupancyGrid(OccupancyConfig())
+    i, j = grid.cell_of(1.0, 0.0)
+    grid.sight_block[i, j] = 1  # one tall cell, [1.0, 1.05) m along x
+    starts = np.zeros((4, 2))
+    ends = np.array([[1.1, 0.0], [1.2, 0.0], [1.0, 0.5], [3.0, 0.0]])
+    # Ends 0.1 m past the cell: unchecked with a 0.15 m skip, checked with 0.05 m; a line beside it is clear.
+    assert grid.sight_clear(starts, ends, 0.15).tolist() == [True, False, True, False]
+    assert grid.sight_clear(starts, ends, 0.05).tolist() == [False, False, True, False]
+    grid.reset()
+    assert grid.sight_clear(starts, ends, 0.05).all()
+    assert grid.sight_clear(np.zeros((0, 2)), np.zeros((0, 2)), 0.1).shape == (0,)
+    with pytest.raises(ValueError, match="as many start as end points"):
+        grid.sight_clear(starts, ends[:2], 0.1)

@@ -28,6 +28,7 @@ from typing import Literal, Mapping, Optional, cast
 
 import cv2
 import numpy as np
+from scipy.spatial import cKDTree
 
 from goat_core.control.frontier import FrontierConfig, FrontierExplorer
 from goat_core.control.planner import PlannerConfig, PlanningField, build_field
@@ -133,9 +134,15 @@ class AgentConfig:
     inspect_max_steps: int = 80  # actions spent on one instance's inspection before it counts as inspected
     expected_view_fraction: float = 0.2  # share of the target's points inside the image that means "in view"
     blocked_view_radius_m: float = 0.5
+    # Goal spots from which the map shows a wall or tall furniture in front of the instance are not used while
+    # others are in reach, and a spot across such a cell does not count as arrived: a goal's nearest points may
+    # lie just across a wall, and a walk there ends with a check by sight that turns the robot away. The last
+    # ``sight_skip_end_m`` of the line (the instance's own cells, the shelf around a book) is not checked.
+    goal_in_sight: bool = True
+    sight_skip_end_m: float = 0.1
 
     def __post_init__(self) -> None:
-        positive = ("robot_radius_m", "stop_radius_m", "progress_m", "frontier_reached_m",
+        positive = ("robot_radius_m", "stop_radius_m", "progress_m", "frontier_reached_m", "sight_skip_end_m",
                     "blocked_view_radius_m")
         for name in positive:
             if not getattr(self, name) > 0.0:
@@ -669,7 +676,8 @@ class Agent:
         stop_radius_m = cfg.stop_radius_m if goal is None else goal[1]
         if not self._moved:  # still where the subtask started: see AgentConfig.start_stop_radius_m
             stop_radius_m = max(stop_radius_m, min(cfg.start_stop_radius_m, cfg.max_stop_radius_m))
-        arrived = nearest_distance_2d_m(inst, pose.x_m, pose.y_m) <= stop_radius_m
+        arrived = nearest_distance_2d_m(inst, pose.x_m, pose.y_m) <= stop_radius_m and bool(
+            self._in_sight_of(inst, pose.xy()[None])[0])
         if not arrived and goal is not None:
             # Within half a step of the goal spot: a step would overshoot it, and the way back overshoots again.
             spot_xy = fld.to_xy(np.array([goal[0]]))[0]
@@ -761,12 +769,25 @@ class Agent:
         goal_radius_m = max(cfg.stop_radius_m - cfg.goal_margin_m, float(dist_m[reachable].min()) + fld.cell_m)
         if goal_radius_m + cfg.goal_margin_m > cfg.max_stop_radius_m + 1e-9:
             return None
-        cost = np.where(reachable & (dist_m <= goal_radius_m), fld.distance_m, np.inf)
+        candidates = reachable & (dist_m <= goal_radius_m)
+        if cfg.goal_in_sight and candidates.any():
+            cells_in_reach = np.argwhere(candidates)
+            visible = self._in_sight_of(inst, fld.to_xy(cells_in_reach))
+            if visible.any():  # else the map cannot tell: the check by sight on arrival decides
+                candidates[tuple(cells_in_reach[~visible].T)] = False
+        cost = np.where(candidates, fld.distance_m, np.inf)
         seen_bearings = self._inspect_seen.get(inst.instance_id, [])
         if new_side and seen_bearings:
             cost = cost + self._seen_side_penalty(inst, seen_bearings, fld, cost.shape)
         i, j = divmod(int(np.argmin(cost)), cost.shape[1])
         return (i, j), goal_radius_m + cfg.goal_margin_m
+
+    def _in_sight_of(self, inst: Instance, xy_m: np.ndarray) -> np.ndarray:
+        """(N,) bool: the map shows nothing tall between each episode point and the instance's nearest point."""
+        if not self.config.goal_in_sight:
+            return np.ones(xy_m.shape[0], dtype=bool)
+        _, nearest = cKDTree(inst.points_xyz_m[:, :2]).query(xy_m)
+        return self._grid.sight_clear(xy_m, inst.points_xyz_m[nearest, :2], self.config.sight_skip_end_m)
 
     def _seen_side_penalty(self, inst: Instance, seen_bearings_rad: list[float], fld: PlanningField,
                            shape: tuple[int, ...]) -> np.ndarray:

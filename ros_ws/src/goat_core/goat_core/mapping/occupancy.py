@@ -35,9 +35,12 @@ class OccupancyConfig:
     # The floor between the robot and the nearest visible point of a view direction is assumed free when that
     # point is this close (the blind zone under a camera tilted down 30 deg ends 0.63 m ahead).
     blind_fill_max_m: float = 1.0
+    # Points at or above this height (walls, tall furniture) hide what lies behind them from the head camera
+    # (1.31 m on the Stretch): the sight layer that goal spots are checked against.
+    sight_block_min_height_m: float = 1.2
 
     def __post_init__(self) -> None:
-        positive = ("resolution_m", "size_m", "max_depth_m")
+        positive = ("resolution_m", "size_m", "max_depth_m", "sight_block_min_height_m")
         for name in positive:
             if not getattr(self, name) > 0.0:
                 raise ValueError(f"OccupancyConfig.{name} must be positive, got {getattr(self, name)!r}")
@@ -84,6 +87,8 @@ class OccupancyGrid:
         # Cells the robot's centre has passed through: a centre there is feasible, whatever the inflated map says
         # (depth noise and the coarse planning grid can close a gap the robot has just driven through).
         self.trail = np.zeros(shape, dtype=np.uint8)
+        # Cells with a point at or above sight_block_min_height_m: the camera cannot see past them.
+        self.sight_block = np.zeros(shape, dtype=np.uint8)
         self._bounds = np.array([self.size_cells, -1, self.size_cells, -1])  # i_min, i_max, j_min, j_max
 
     def reset(self) -> None:
@@ -92,6 +97,7 @@ class OccupancyGrid:
         self.explored.fill(0)
         self.collision.fill(0)
         self.trail.fill(0)
+        self.sight_block.fill(0)
         self._bounds[:] = (self.size_cells, -1, self.size_cells, -1)
 
     def clear_collisions(self) -> bool:
@@ -175,6 +181,8 @@ class OccupancyGrid:
         self.obstacle[obstacle_cells[:, 0], obstacle_cells[:, 1]] = 1
         self.explored[obstacle_cells[:, 0], obstacle_cells[:, 1]] = 1
         self.explored[floor_cells[:, 0], floor_cells[:, 1]] = 1
+        tall_cells = cells[inside & (z >= cfg.sight_block_min_height_m)]
+        self.sight_block[tall_cells[:, 0], tall_cells[:, 1]] = 1
         self._grow_bounds(obstacle_cells)
         self._grow_bounds(floor_cells)
         # Two sampled columns per azimuth bin at the image centre: columns spread up to 1.7x wider at the
@@ -264,6 +272,33 @@ class OccupancyGrid:
         """Bool crop of cells the robot cannot occupy: seen obstacles and collision marks."""
         sl = box.slices()
         return np.asarray((self.obstacle[sl] | self.collision[sl]) > 0)
+
+    def sight_clear(self, from_xy_m: np.ndarray, to_xy_m: np.ndarray, skip_end_m: float) -> np.ndarray:
+        """(N,) bool: no mapped sight-blocking cell on each segment from ``from_xy_m[k]`` toward ``to_xy_m[k]``.
+
+        The last ``skip_end_m`` of each segment is not checked: the target's own cells (a tall wardrobe) and what
+        it stands in (the shelf around a book) do not hide it. Segments are sampled every half cell; cells outside
+        the grid do not block. Unobserved walls do not block either: the answer is what the map knows.
+        """
+        src = np.asarray(from_xy_m, dtype=np.float64).reshape(-1, 2)
+        dst = np.asarray(to_xy_m, dtype=np.float64).reshape(-1, 2)
+        if src.shape != dst.shape:
+            raise ValueError(f"sight_clear needs as many start as end points, got {src.shape} and {dst.shape}")
+        if src.shape[0] == 0:
+            return np.zeros(0, dtype=bool)
+        rel = dst - src
+        length = np.hypot(rel[:, 0], rel[:, 1])
+        checked = np.clip(length - skip_end_m, 0.0, None)
+        step = 0.5 * self.resolution_m
+        count = int(math.ceil(float(checked.max()) / step)) + 1
+        frac = np.linspace(0.0, 1.0, count)[None, :] * checked[:, None]  # (N, S) metres along each segment
+        unit = rel / np.maximum(length, 1e-9)[:, None]
+        samples = src[:, None, :] + frac[..., None] * unit[:, None, :]
+        cells = self.to_cells(samples.reshape(-1, 2))
+        inside = self.in_grid(cells)
+        hit = np.zeros(cells.shape[0], dtype=bool)
+        hit[inside] = self.sight_block[cells[inside, 0], cells[inside, 1]] > 0
+        return np.asarray(~hit.reshape(src.shape[0], count).any(axis=1))
 
     def trail_crop(self, box: CropBox) -> np.ndarray:
         """Bool crop of the cells the robot's centre has passed through."""
