@@ -488,7 +488,7 @@ def test_act_needs_a_goal_and_a_consistent_observation() -> None:
 
 @pytest.mark.parametrize("kwargs", [{"stop_radius_m": 0.0}, {"goal_margin_m": 0.9}, {"stuck_collisions": 0},
                                     {"heading_tolerance_turns": 0.3}, {"robot_radius_m": -0.1},
-                                    {"start_stop_radius_m": 0.5}])
+                                    {"start_stop_radius_m": 0.0}])
 def test_bad_agent_config_raises(kwargs: dict[str, float]) -> None:
     with pytest.raises(ValueError):
         AgentConfig(**kwargs)
