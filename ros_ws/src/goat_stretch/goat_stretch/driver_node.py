@@ -6,8 +6,8 @@ The node owns the stretch_body ``Robot`` (only one process can: stop stretch_ros
 keep its camera launch). It subscribes to the head camera's aligned depth and camera info (upright: the
 head_camera relay turns them) for the forward-step obstacle check, and with ``publish_state`` publishes ``/odom``,
 ``/joint_states`` and the odom -> base_link TF from stretch_body's status (what stretch_ros2's driver would
-publish). An action's result carries the stamp of the first
-depth frame captured after the motion ended, so the controller acts on an observation of the new pose.
+publish). An action's result carries the stamp of the first depth frame captured after the motion ended, so the
+controller acts on an observation of the new pose (:mod:`goat_stretch.driver_io` holds that frame).
 
 A refusal or a safety stop is logged once and reported in the result (``message``); runstop, timeout, no depth,
 not homed and busy abort the goal (``success`` false), an obstacle refusal or a contact stop succeed with
@@ -26,7 +26,6 @@ logged once (a warning for a safety rule), not every message.
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any, Optional
 
 from geometry_msgs.msg import Twist
@@ -38,18 +37,17 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import CameraInfo, Image, JointState
 from tf2_msgs.msg import TFMessage
 
-from goat_core.types import CameraIntrinsics, DiscreteAction
+from goat_core.types import DiscreteAction
 from goat_interfaces.action import ExecuteAction
-from goat_ros import conversions as cv
 from goat_ros import topics
 from goat_ros.params import StretchDriverParams, declare
 from goat_stretch.body import RobotLike, RobotNotReadyError, base_pose
 from goat_stretch.bringup import executor_config, head_calibration, make_robot, shutdown_exceptions, velocity_config
 from goat_stretch.driver import DepthSnapshot, DiscreteActionExecutor, MonotonicClock
-from goat_stretch.velocity import VelocityController, VelocityOutcome, VelocityReason
+from goat_stretch.driver_io import DepthCache, action_result, refusal, state_msgs
+from goat_stretch.velocity import VelocityController, VelocityLog, VelocityOutcome, VelocityReason
 
 SENSOR_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-HEAD_JOINTS = ("joint_head_pan", "joint_head_tilt")  # stretch_ros2 names; tilt > 0 looks up
 CMD_VEL = "/cmd_vel"  # Nav2's default output; stretch_ros2's driver listens on /stretch/cmd_vel (remap if needed)
 
 
@@ -69,13 +67,12 @@ class StretchDriverNode(Node):
             self.get_logger().error(f"refusing to start: {exc}")
             self._robot.stop()
             raise
-        self._lock = threading.Lock()
-        self._depth: Optional[tuple[int, Image]] = None  # (receipt time ns, message)
-        self._intrinsics: Optional[CameraIntrinsics] = None
+        self._depth = DepthCache(lambda: self.get_clock().now().nanoseconds)
         self._step = 0
         sensors = ReentrantCallbackGroup()
-        self.create_subscription(Image, topics.DEPTH, self._on_depth, SENSOR_QOS, callback_group=sensors)
-        self.create_subscription(CameraInfo, topics.CAMERA_INFO, self._on_info, SENSOR_QOS, callback_group=sensors)
+        self.create_subscription(Image, topics.DEPTH, self._depth.on_depth, SENSOR_QOS, callback_group=sensors)
+        self.create_subscription(CameraInfo, topics.CAMERA_INFO, self._depth.on_info, SENSOR_QOS,
+                                 callback_group=sensors)
         if self.params.publish_state:
             self._pub_odom = self.create_publisher(Odometry, topics.ODOM, SENSOR_QOS)
             self._pub_joints = self.create_publisher(JointState, topics.JOINT_STATES, SENSOR_QOS)
@@ -86,7 +83,7 @@ class StretchDriverNode(Node):
         self._busy = threading.Lock()  # one action at a time; cancel requests may arrive while it runs
         self._wall_clock = MonotonicClock()  # the robot's time base for cmd_vel staleness (not sim time)
         self._velocity: Optional[VelocityController] = None
-        self._velocity_reason: Optional[VelocityReason] = None  # the last one logged
+        self._velocity_log = VelocityLog()
         serving = topics.EXECUTE_ACTION
         if self.params.accept_cmd_vel:
             self._velocity = VelocityController(self._executor, velocity_config(self.params))
@@ -97,50 +94,19 @@ class StretchDriverNode(Node):
             serving += f" and {CMD_VEL}"
         self.get_logger().info(f"stretch_driver ready ({self.params.robot_backend}): serving {serving}")
 
-    # ----------------------------------------------------------------------------------------- inputs
-    def _on_depth(self, msg: Image) -> None:
-        with self._lock:
-            self._depth = (self.get_clock().now().nanoseconds, msg)
-
-    def _on_info(self, msg: CameraInfo) -> None:
-        with self._lock:
-            self._intrinsics = cv.camera_info_to_intrinsics(msg)
-
     def _fresh_depth(self) -> Optional[DepthSnapshot]:
-        with self._lock:
-            depth, intr = self._depth, self._intrinsics
-        if depth is None or intr is None:
-            return None
-        age_s = (self.get_clock().now().nanoseconds - depth[0]) * 1e-9
-        if age_s > self.params.max_depth_age_s:
-            return None
-        return DepthSnapshot(cv.image_to_depth(depth[1]), intr, self._head.tilt_rad(), self.params.camera_height_m)
-
-    def _depth_after(self, after_ns: int) -> Optional[int]:
-        """Stamp (ns) of the first depth frame received after ``after_ns``, waiting up to observation_wait_s."""
-        deadline = time.monotonic() + self.params.observation_wait_s
-        while True:
-            with self._lock:
-                depth = self._depth
-            if depth is not None and depth[0] > after_ns:
-                return cv.ns_from_time(depth[1].header.stamp)
-            if time.monotonic() > deadline:
-                return None
-            time.sleep(0.01)
+        return self._depth.snapshot(self.params.max_depth_age_s, self._head.tilt_rad, self.params.camera_height_m)
 
     # ----------------------------------------------------------------------------------------- action
     def _on_execute(self, goal_handle: Any) -> ExecuteAction.Result:
-        result = ExecuteAction.Result()
         try:
             action = DiscreteAction(int(goal_handle.request.action))
         except ValueError:
             goal_handle.abort()
-            result.success, result.message = False, f"unknown action {goal_handle.request.action!r}"
-            return result
+            return refusal(f"unknown action {goal_handle.request.action!r}")
         if not self._busy.acquire(blocking=False):
             goal_handle.abort()
-            result.success, result.message = False, "busy: another action is running"
-            return result
+            return refusal("busy: another action is running")
         try:
             outcome = self._executor.execute(action, self._fresh_depth())
         finally:
@@ -152,14 +118,8 @@ class StretchDriverNode(Node):
             self.get_logger().error(text)
         elif outcome.collided:
             self.get_logger().warning(text)
-        stamp_ns = self._depth_after(end_ns)
-        result.observation_stamp = cv.time_from_ns(stamp_ns if stamp_ns is not None else end_ns)
-        result.success = outcome.success
-        result.message = f"{outcome.reason.value}: {outcome.message}"
-        result.collided = outcome.collided
-        result.pose = cv.pose2d_to_msg(outcome.pose)
-        result.camera_tilt_rad = float(outcome.camera_tilt_rad)
-        result.step = self._step
+        stamp_ns = self._depth.stamp_after(end_ns, self.params.observation_wait_s)
+        result = action_result(outcome, stamp_ns if stamp_ns is not None else end_ns, self._step)
         if goal_handle.is_cancel_requested:
             goal_handle.canceled()
         elif outcome.success:
@@ -187,9 +147,8 @@ class StretchDriverNode(Node):
 
     def _log_velocity(self, outcome: VelocityOutcome) -> None:
         """Log what the velocity path does when it changes (commands arrive at 20 Hz: not every message)."""
-        if outcome.reason is self._velocity_reason:
+        if not self._velocity_log.changed(outcome):
             return
-        self._velocity_reason = outcome.reason
         text = f"cmd_vel: {outcome.reason.value}: {outcome.message}"
         if outcome.reason is VelocityReason.ERROR:  # rclpy keeps one severity per logging call site: one call each
             self.get_logger().error(text)
@@ -201,14 +160,10 @@ class StretchDriverNode(Node):
     # ----------------------------------------------------------------------------------------- state
     def _publish_state(self) -> None:
         pose, tilt = base_pose(self._robot), self._head.tilt_rad()
-        stamp_ns = self.get_clock().now().nanoseconds
-        odom_hdr = cv.header(stamp_ns, topics.ODOM_FRAME)
-        self._pub_odom.publish(cv.odometry(pose, odom_hdr, topics.BASE_FRAME))
-        self._pub_joints.publish(JointState(header=cv.header(stamp_ns, ""), name=list(HEAD_JOINTS),
-                                            position=[self._head.pan_rad(), tilt]))
-        self._pub_tf.publish(TFMessage(transforms=[cv.transform(odom_hdr, topics.BASE_FRAME,
-                                                                (pose.x_m, pose.y_m, 0.0),
-                                                                cv.yaw_to_quaternion(pose.yaw_rad))]))
+        odom, joints, tf = state_msgs(pose, self._head.pan_rad(), tilt, self.get_clock().now().nanoseconds)
+        self._pub_odom.publish(odom)
+        self._pub_joints.publish(joints)
+        self._pub_tf.publish(tf)
 
     def close(self) -> None:
         """Stop the base (velocity mode too) and release stretch_body (node shut-down)."""

@@ -93,6 +93,20 @@ class VelocityOutcome:
         return self.reason not in _APPLIED_AS_ASKED
 
 
+class VelocityLog:
+    """Which velocity outcomes the driver logs: a change of reason only (commands arrive at 20 Hz)."""
+
+    def __init__(self) -> None:
+        self._reason: Optional[VelocityReason] = None  # the last one logged
+
+    def changed(self, outcome: VelocityOutcome) -> bool:
+        """True (and remembered) when ``outcome``'s reason differs from the last one logged."""
+        if outcome.reason is self._reason:
+            return False
+        self._reason = outcome.reason
+        return True
+
+
 def _clamp(value: float, limit: float) -> float:
     return max(-limit, min(limit, value))
 
