@@ -204,7 +204,7 @@ def test_finds_a_goal_in_the_next_room_and_stops_near_it() -> None:
     assert result.actions[-1] is DiscreteAction.STOP
     assert distance_to_box(world.pose, two_rooms()[6]) <= AgentConfig().stop_radius_m
     assert world.collisions == 0
-    # Shortest route: through the door to within 0.8 m of the chair, about 6.6 m.
+    # Shortest route: through the door to within the stop radius of the chair, about 6.5 m.
     assert world.path_m < 1.5 * 6.6
     assert {"scan", "explore", "goto", "stop"} <= set(result.modes)
 
@@ -309,7 +309,7 @@ def test_an_object_at_the_back_of_a_deep_counter(max_stop_radius_m: float, reach
     counter = Box((2.2, -0.6, 0.0), (3.0, 0.6, 0.9))
     cup = Box((2.85, -0.05, 0.9), (2.95, 0.05, 1.0), 5, "cup")
     world = BoxWorld(room(-1.0, 3.0, -1.5, 1.5) + [counter, cup])
-    agent = Agent(AgentConfig(max_stop_radius_m=max_stop_radius_m),
+    agent = Agent(AgentConfig(stop_radius_m=0.8, max_stop_radius_m=max_stop_radius_m),
                   GroundTruthPerception(["cup"], min_pixels=5), CategoryMatcher())
     result = run(world, agent, "cup")
     assert result.actions[-1] is DiscreteAction.STOP
@@ -325,14 +325,28 @@ def test_an_object_at_the_back_of_a_deep_counter(max_stop_radius_m: float, reach
 @pytest.mark.parametrize(("start_stop_radius_m", "moves"), [(1.05, False), (0.8, True)])
 def test_a_subtask_that_starts_within_reach_of_its_target_stops_without_moving(
         start_stop_radius_m: float, moves: bool) -> None:
-    """The chair's near face is 0.95 m ahead: outside the stop radius of a walk, inside the one at the start."""
+    """The chair's near face is 0.95 m ahead: outside the stop radius of a walk (0.8 m here), inside the one at
+    the start."""
     chair = Box((0.95, -0.2, 0.0), (1.35, 0.2, 0.9), 7, "chair")
     world = BoxWorld(room(-1.0, 3.0, -1.5, 1.5) + [chair])
-    result = run(world, make_agent(AgentConfig(start_stop_radius_m=start_stop_radius_m)), "chair")
+    result = run(world, make_agent(AgentConfig(stop_radius_m=0.8, start_stop_radius_m=start_stop_radius_m)), "chair")
     assert result.actions[-1] is DiscreteAction.STOP
     assert (DiscreteAction.MOVE_FORWARD in result.actions) is moves
     assert (world.path_m > 0.0) is moves
-    assert distance_to_box(world.pose, chair) <= (AgentConfig().stop_radius_m if moves else start_stop_radius_m)
+    assert distance_to_box(world.pose, chair) <= (0.8 if moves else start_stop_radius_m)
+
+
+def test_the_default_stop_radius_ends_a_walk_short_of_a_tighter_one() -> None:
+    """View points reach 1 m from the object: the default stops near that reach, a 0.8 m radius walks on."""
+    ends = {}
+    for stop_radius_m in (AgentConfig().stop_radius_m, 0.8):
+        world = BoxWorld(two_rooms())
+        result = run(world, make_agent(AgentConfig(stop_radius_m=stop_radius_m)), "chair")
+        assert result.actions[-1] is DiscreteAction.STOP
+        ends[stop_radius_m] = (world.path_m, distance_to_box(world.pose, two_rooms()[6]))
+    (wide_path_m, wide_end_m), (tight_path_m, tight_end_m) = ends.values()
+    assert tight_end_m <= 0.8 < wide_end_m <= AgentConfig().stop_radius_m
+    assert wide_path_m < tight_path_m
 
 
 @pytest.mark.parametrize(("modality", "walks"), [(GoalModality.CATEGORY, False), (GoalModality.DESCRIPTION, True)])
@@ -486,7 +500,7 @@ def test_act_needs_a_goal_and_a_consistent_observation() -> None:
         agent.act(no_seg)
 
 
-@pytest.mark.parametrize("kwargs", [{"stop_radius_m": 0.0}, {"goal_margin_m": 0.9}, {"stuck_collisions": 0},
+@pytest.mark.parametrize("kwargs", [{"stop_radius_m": 0.0}, {"goal_margin_m": 1.0}, {"stuck_collisions": 0},
                                     {"heading_tolerance_turns": 0.3}, {"robot_radius_m": -0.1},
                                     {"start_stop_radius_m": 0.0}])
 def test_bad_agent_config_raises(kwargs: dict[str, float]) -> None:
