@@ -453,6 +453,38 @@ def test_an_image_goal_that_names_its_category_looks_at_that_category_first(insp
         agent.debug_state().target_instance_id].category == "sofa"
 
 
+class SecondSideMatcher(NamedImageMatcher):
+    """An image matcher that agrees with the picture once the instance has close views (within 1.3 m) from two
+    bearings at least 60 degrees apart: the picture shows a side the first close look did not."""
+
+    def match(self, instances: Mapping[int, Instance]) -> MatchResult:
+        for mem_id, inst in sorted(self.admissible(instances).items()):
+            centre = inst.points_xyz_m[:, :2].mean(axis=0)
+            bearings = [math.atan2(v.pose.y_m - centre[1], v.pose.x_m - centre[0]) for v in inst.views
+                        if math.hypot(v.pose.x_m - centre[0], v.pose.y_m - centre[1]) <= 1.3]
+            apart = any(abs(math.remainder(a - b, 2 * math.pi)) >= math.radians(60) for a in bearings for b in bearings)
+            return MatchResult(mem_id, 1.0, apart)
+        return NO_MATCH
+
+
+@pytest.mark.parametrize("sides", [1, 2])
+def test_an_image_goal_candidate_is_looked_at_from_a_second_side_before_exploring(sides: int) -> None:
+    sofa = Box((-0.4, 0.9, 0), (0.1, 1.4, 0.8), 9, "sofa")  # free on all sides, seen from afar during the scan
+    world = BoxWorld(two_rooms([sofa]))
+    agent = Agent(AgentConfig(inspect_image_sides=sides), GroundTruthPerception(["chair", "table", "sofa"],
+                                                                               min_pixels=5), SecondSideMatcher())
+    picture = np.full((64, 48, 3), (200, 30, 30), np.uint8)
+    goal = Goal(GoalModality.IMAGE, image=picture, category="sofa")
+    result = run(world, agent, goal, start=Pose2D(3.0, -1.2, math.pi))
+    assert result.actions[-1] is DiscreteAction.STOP
+    assert distance_to_box(world.pose, sofa) <= AgentConfig().stop_radius_m
+    # Two sides: the second close look settles the picture and the other room is never explored. One side: the
+    # first look does not, so the agent explores the other room before it comes back, unsure.
+    assert ("explore" in result.modes) is (sides == 1)
+    assert (world.path_m > 8.0) is (sides == 1)
+    assert agent.last_stop is not None and agent.last_stop.confident is (sides == 2)
+
+
 @pytest.mark.parametrize("inspect_descriptions", [True, False])
 def test_an_unsure_description_match_is_looked_at_from_a_new_side_before_stopping(inspect_descriptions: bool) -> None:
     sofa = Box((2.0, 1.0, 0), (2.6, 1.9, 0.8), 9, "sofa")

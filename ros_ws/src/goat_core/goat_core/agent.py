@@ -136,6 +136,13 @@ class AgentConfig:
     inspect_new_side_penalty_m: float = 3.0  # extra path cost of a spot on a side the instance was seen from
     inspect_side_rad: float = math.radians(60.0)  # spots within this bearing of a stored view count as seen
     inspect_max_steps: int = 80  # actions spent on one instance's inspection before it counts as inspected
+    # Image goals: sides (spots at least ``inspect_side_rad`` apart in bearing) an instance is looked at from before
+    # it counts as inspected. A goal picture is taken from a view point within 1 m of its object on a random side;
+    # one close look matches it only when it happens to face the picture's side.
+    inspect_image_sides: int = 2
+    # Only stored views taken this close to the instance (its nearest point) make their side count as seen: from
+    # farther, a crop of the object is too small to match a picture taken from a view point.
+    inspect_close_view_m: float = 1.6
     expected_view_fraction: float = 0.2  # share of the target's points inside the image that means "in view"
     blocked_view_radius_m: float = 0.5
     # Goal spots from which the map shows a wall or tall furniture in front of the instance are not used while
@@ -147,7 +154,7 @@ class AgentConfig:
 
     def __post_init__(self) -> None:
         positive = ("robot_radius_m", "stop_radius_m", "progress_m", "frontier_reached_m", "sight_skip_end_m",
-                    "blocked_view_radius_m", "start_stop_radius_m")
+                    "blocked_view_radius_m", "start_stop_radius_m", "inspect_close_view_m")
         for name in positive:
             if not getattr(self, name) > 0.0:
                 raise ValueError(f"AgentConfig.{name} must be positive, got {getattr(self, name)!r}")
@@ -167,7 +174,7 @@ class AgentConfig:
             raise ValueError(
                 f"AgentConfig.goal_margin_m must be in [0, stop_radius_m), got {self.goal_margin_m!r}"
             )
-        for name in ("stuck_collisions", "no_progress_steps", "inspect_max_steps"):
+        for name in ("stuck_collisions", "no_progress_steps", "inspect_max_steps", "inspect_image_sides"):
             if getattr(self, name) < 1:
                 raise ValueError(f"AgentConfig.{name} must be >= 1, got {getattr(self, name)!r}")
 
@@ -188,6 +195,11 @@ _MAX_STRIKES = 2  # stuck episodes on the way to one instance before it is set a
 _MAX_FRONTIER_RETRIES = 4  # frontiers given up in one step before exploring is declared over for it
 _MAX_FALLBACK_MATCHES = 4  # unreachable matches set aside in one step before the agent stops
 _MAX_SETTLE_CALLS = 10_000  # matcher calls to finish pending comparisons before giving up on a subtask
+
+
+def _bearing_rad(centre_xy: np.ndarray, pose: Pose2D) -> float:
+    """Bearing (radians) from a point to a pose's position: the side of an object the pose looks at it from."""
+    return math.atan2(pose.y_m - float(centre_xy[1]), pose.x_m - float(centre_xy[0]))
 
 
 def _stop_at(inst: Instance, match: MatchResult) -> StopDecision:
@@ -234,6 +246,7 @@ class Agent:
         # approached would count as seen and the robot would turn back and forth).
         self._inspect_seen: dict[int, list[float]] = {}
         self._inspect_steps: dict[int, int] = {}
+        self._inspect_sides: dict[int, int] = {}  # per instance: sides looked at closely (spots reached)
         self._category_goal = False  # any instance the matcher accepts will do, so the nearest is best
         self._named_image_goal = False  # an image goal that also names its category
         self._description_goal = False
@@ -292,6 +305,7 @@ class Agent:
         self._inspected = set()
         self._inspect_seen.clear()
         self._inspect_steps.clear()
+        self._inspect_sides.clear()
         self._settle_first = True
         self._rescan = self.config.rescan_when_unsure and self._scan_left == 0
         self._recovery.reset()
@@ -539,23 +553,33 @@ class Agent:
         """A step towards a not yet inspected look-alike of the goal picture, from a side not seen yet.
 
         Reaching it (the instance in view from within the stop radius) adds a new view that the matcher scores
-        on the next step; the instance then counts as inspected. None when nothing is left to inspect.
+        on the next step; the instance then counts as inspected once it was seen from ``inspect_image_sides``
+        sides (image goals; one side otherwise) or when another side could change nothing (see
+        ``_another_side_helps``). None when nothing is left to inspect.
         """
         cfg = self.config
+        sides = cfg.inspect_image_sides if self._goal_rgb is not None else 1
         for _ in range(cfg.inspect_max_instances):
             inst = self._next_to_inspect(match)
             if inst is None:
                 return None
             iid = inst.instance_id
+            centre = inst.points_xyz_m[:, :2].mean(axis=0)
             if iid not in self._inspect_seen:
-                centre = inst.points_xyz_m[:, :2].mean(axis=0)
-                self._inspect_seen[iid] = [math.atan2(v.pose.y_m - centre[1], v.pose.x_m - centre[0])
-                                           for v in inst.views]
+                self._inspect_seen[iid] = [
+                    _bearing_rad(centre, v.pose) for v in inst.views
+                    if nearest_distance_2d_m(inst, v.pose.x_m, v.pose.y_m) <= cfg.inspect_close_view_m]
             self._inspect_steps[iid] = self._inspect_steps.get(iid, 0) + 1
             fld = self._field(obs.pose, inst.points_xyz_m[:, :2])
             action = None
             if self._inspect_steps[iid] <= cfg.inspect_max_steps:
-                action = self._goto(inst, fld, obs, match, new_side=True)
+                action = self._inspect_step(inst, fld, obs, match)
+            if action is DiscreteAction.STOP:  # a side looked at: the next one, if any is left within reach
+                self._inspect_sides[iid] = self._inspect_sides.get(iid, 0) + 1
+                self._inspect_seen[iid].append(_bearing_rad(centre, obs.pose))
+                action = None
+                if self._inspect_sides[iid] < sides and self._another_side_helps(iid, fld):
+                    action = self._inspect_step(inst, fld, obs, match)
             if action is None or action is DiscreteAction.STOP:
                 self._inspected.add(iid)
                 continue
@@ -563,6 +587,33 @@ class Agent:
                                      inst.instance_id, match)
             return action
         return None
+
+    def _another_side_helps(self, instance_id: int, fld: PlanningField) -> bool:
+        """Whether a further look at an unsure candidate can change what the agent does: not when it is the only
+        candidate left and nothing is left to explore, for then the agent goes to it whatever the look shows."""
+        rivals = [k for k in self._admissible(self._memory.instances)
+                  if k != instance_id and k not in self._set_aside and k not in self._inspected]
+        return bool(rivals) or bool(self._explorer.candidates(self._grid, fld))
+
+    def _inspect_step(self, inst: Instance, fld: PlanningField, obs: Observation, match: MatchResult
+                      ) -> Optional[DiscreteAction]:
+        """A step of looking at ``inst`` from a side not seen closely yet: STOP once the robot is there and faces
+        it, or when no such side is within reach (the spot chosen is on a seen side and the robot is at it)."""
+        if not self._inspect_sides.get(inst.instance_id):
+            return self._goto(inst, fld, obs, match, new_side=True)
+        pose = obs.pose
+        seen = self._inspect_seen[inst.instance_id]
+        bearing = _bearing_rad(inst.points_xyz_m[:, :2].mean(axis=0), pose)
+        new_side = all(abs(math.remainder(bearing - b, 2.0 * math.pi)) >= self.config.inspect_side_rad for b in seen)
+        goal = self._goal_cell(inst, fld, new_side=True)
+        if goal is None:
+            return None
+        spot_xy = fld.to_xy(np.array([goal[0]]))[0]
+        at_spot = float(np.linalg.norm(spot_xy - pose.xy())) <= 0.5 * self.config.actions.forward_m
+        if new_side or at_spot:
+            return self._goto(inst, fld, obs, match, new_side=True)
+        path = fld.path_xy(goal[0])
+        return self._emit(self._drive(fld, path, pose), "goto", spot_xy, path, inst.instance_id, match)
 
     def _next_to_inspect(self, match: MatchResult) -> Optional[Instance]:
         """The matcher's current best, then (image goals) the instances whose colour is closest to the goal
