@@ -42,6 +42,18 @@ if ! ls /usr/share/sweethome3d/furniture/BlendSwap-CC-0.sh3f >/dev/null 2>&1; th
   fi
 fi
 
+# Goal words are tied to detector labels with WordNet's nouns (goat_core.matching.lexicon), read at run time.
+if [ ! -f /usr/share/wordnet/index.noun ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "[setup] installing Debian's wordnet-base (synonyms of goal words)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      wordnet-base >/dev/null
+  else
+    echo "[setup] wordnet-base not installed and not root: run 'sudo apt-get install wordnet-base'; until then goal" \
+      "words are resolved by sentence embeddings alone (rare synonyms resolve worse)" >&2
+  fi
+fi
+
 if [ ! -x .venv/bin/python ]; then
   echo "[setup] creating .venv with $($PYTHON --version)"
   "$PYTHON" -m venv .venv
