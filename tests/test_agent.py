@@ -244,15 +244,17 @@ def test_memory_is_kept_across_subtasks_unless_ablated(use_memory: bool) -> None
     assert distance_to_box(world.pose, two_rooms()[7]) <= AgentConfig().stop_radius_m
 
 
-@pytest.mark.parametrize(("goal", "rescan_when_unsure", "looks_around"), [
-    ("table", True, False),  # memory holds it confidently: go
-    ("sofa", True, True),  # memory holds none: look around where the last subtask ended first
-    ("sofa", False, False),
+@pytest.mark.parametrize(("goal", "rescan_when_unsure", "rescan_when_sure", "looks_around"), [
+    ("table", True, False, False),  # memory holds it confidently: go
+    ("table", True, True, True),  # ... unless asked to look around first when the match is out of reach
+    ("chair", True, True, False),  # a confident match within reach: nothing to look for
+    ("sofa", True, False, True),  # memory holds none: look around where the last subtask ended first
+    ("sofa", False, False, False),
 ])
 def test_a_later_subtask_looks_around_first_when_memory_holds_no_confident_match(
-        goal: str, rescan_when_unsure: bool, looks_around: bool) -> None:
+        goal: str, rescan_when_unsure: bool, rescan_when_sure: bool, looks_around: bool) -> None:
     world = BoxWorld(two_rooms())
-    agent = make_agent(AgentConfig(rescan_when_unsure=rescan_when_unsure))
+    agent = make_agent(AgentConfig(rescan_when_unsure=rescan_when_unsure, rescan_when_sure=rescan_when_sure))
     assert run(world, agent, "chair").actions[-1] is DiscreteAction.STOP
     assert "table" in {i.category for i in agent.memory.instances.values()}
     turns = 11  # a full circle of 30 degree turns, less the view it starts from
