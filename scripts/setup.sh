@@ -30,29 +30,21 @@ if ! ldconfig -p 2>/dev/null | grep -q 'libEGL.so.1'; then
   fi
 fi
 
-# Furnished homes (--homes furnished) read real 3D models from Debian's sweethome3d-furniture at run time.
-if ! ls /usr/share/sweethome3d/furniture/BlendSwap-CC-0.sh3f >/dev/null 2>&1; then
+# Debian data packages read at run time: installed with apt when run as root, else a hint of what is missing.
+#   optional_debian_package FILE PACKAGE WHAT-IT-IS-FOR WHAT-HAPPENS-WITHOUT-IT
+optional_debian_package() {
+  if [ -e "$1" ]; then return 0; fi
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "[setup] installing Debian's sweethome3d-furniture (the 3D models of the furnished homes)"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      sweethome3d-furniture >/dev/null
+    echo "[setup] installing Debian's $2 ($3)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$2" >/dev/null
   else
-    echo "[setup] sweethome3d-furniture not installed and not root: run 'sudo apt-get install sweethome3d-furniture'" \
-      "for furnished homes (the default); until then use --homes primitive" >&2
+    echo "[setup] $2 not installed and not root: run 'sudo apt-get install $2' ($3); $4" >&2
   fi
-fi
-
-# Goal words are tied to detector labels with WordNet's nouns (goat_core.matching.lexicon), read at run time.
-if [ ! -f /usr/share/wordnet/index.noun ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "[setup] installing Debian's wordnet-base (synonyms of goal words)"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      wordnet-base >/dev/null
-  else
-    echo "[setup] wordnet-base not installed and not root: run 'sudo apt-get install wordnet-base'; until then goal" \
-      "words are resolved by sentence embeddings alone (rare synonyms resolve worse)" >&2
-  fi
-fi
+}
+optional_debian_package /usr/share/sweethome3d/furniture/BlendSwap-CC-0.sh3f sweethome3d-furniture \
+  "the 3D models of the furnished homes" "until then use --homes primitive"
+optional_debian_package /usr/share/wordnet/index.noun wordnet-base "WordNet: synonyms of goal words" \
+  "until then goal words are resolved by sentence embeddings alone (rare synonyms resolve worse)"
 
 if [ ! -x .venv/bin/python ]; then
   echo "[setup] creating .venv with $($PYTHON --version)"
