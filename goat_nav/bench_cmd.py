@@ -18,6 +18,7 @@ from goat_core.bench.results import Summary, summarise
 from goat_core.errors import ConfigError
 from goat_core.mapping.keyframes import KeyframeConfig
 from goat_core.matching.cow import CowConfig
+from goat_core.matching.lexicon import lexicon_in_use
 from goat_core.matching.matcher import MatcherConfig
 from goat_core.matching.selection import StackConfig
 from goat_core.perception.factory import PerceptionConfig
@@ -140,7 +141,8 @@ def prepare_run(args: argparse.Namespace, runner: str, pool: Optional[WorkerPool
     meta: dict[str, Any] = {"suite": args.suite, "source": source, "seed": args.seed,
                             "run_config": dataclasses.asdict(run_config),
                             "agent_config": dataclasses.asdict(agent_config_from_args(args, run_config)),
-                            "perception": stack.perception.backend, "stack": stack.describe(), "runner": runner}
+                            "perception": stack.perception.backend, "stack": stack.describe(), "runner": runner,
+                            "lexicon": lexicon_in_use()}
     return episodes, run_config, meta
 
 

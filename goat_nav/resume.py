@@ -22,7 +22,8 @@ from goat_nav.parallel import WorkUnit
 PLAN_META_KEY = "episode_plan"  # results meta: the keys of every episode of the run, in plan order
 # Meta entries that decide the numbers: a resumed command must have the same ones as the file.
 SETTINGS_KEYS = ("suite", "run_config", "agent_config", "stack", "perception", "gen_config", "num_rooms",
-                 "high_level", "video")  # the last two: FindingDory's high-level policy and its experience video
+                 "high_level", "video",  # FindingDory's high-level policy and its experience video
+                 "lexicon")  # the WordNet folder goal words were resolved with (None: embeddings alone)
 
 
 def _json(value: Any) -> Any:

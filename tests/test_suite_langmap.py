@@ -13,6 +13,7 @@ from goat_core.bench.langmap import EXTRA_LEVELS, EXTRA_TARGET_IDS, EXTRA_TEXTS
 from goat_core.bench.results import SubtaskRecord, read_results_json
 from goat_core.bench.suite_metrics import LANGMAP_LEVELS
 from goat_core.errors import EpisodeFormatError, SceneGenerationError
+from goat_core.matching.lexicon import lexicon_in_use
 from goat_core.types import GoalModality
 from goat_nav.cli import main
 from goat_nav.suites.langmap import langmap_tables, task_info
@@ -213,3 +214,4 @@ def test_cli_runs_a_tiny_langmap_suite_end_to_end(tmp_path: Path, capsys: pytest
     rows = results.meta["langmap"]["subtasks"]
     assert [(row["index"], row["level"]) for row in rows] == [(r.index, r.level) for r in results.records]
     assert set(results.meta["langmap"]["tables"]["seq_sr"]) == {"1", "2", "3", "4", "5"}
+    assert results.meta["lexicon"] == lexicon_in_use()  # what goal words were resolved with: a WordNet folder or None

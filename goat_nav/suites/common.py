@@ -24,6 +24,7 @@ from goat_core.agent import AgentConfig
 from goat_core.bench.episodes import GoatEpisode, load_goat_dataset
 from goat_core.bench.outputs import run_progress
 from goat_core.bench.results import GroupStats, SubtaskRecord, read_results_json, summarise, write_results_json
+from goat_core.matching.lexicon import lexicon_in_use
 from goat_core.matching.matcher import MatcherConfig
 from goat_nav.episode_worker import (
     EpisodeOutput,
@@ -80,7 +81,7 @@ def base_meta(args: argparse.Namespace, run_config: RunConfig, source: str) -> d
     return {"suite": args.suite, "source": source, "seed": args.seed,
             "run_config": dataclasses.asdict(run_config),
             "agent_config": dataclasses.asdict(AgentConfig(use_memory=run_config.use_memory)),
-            "perception": "ground_truth", "runner": "in_process"}
+            "perception": "ground_truth", "runner": "in_process", "lexicon": lexicon_in_use()}
 
 
 @dataclass

@@ -171,6 +171,13 @@ def default_lexicon() -> Optional[WordNetNouns]:
     return load_wordnet(DEFAULT_WORDNET_DIR)
 
 
+def lexicon_in_use() -> Optional[str]:
+    """What goal phrases are resolved with, for a results file's meta: the WordNet folder, or None (embeddings
+    alone)."""
+    lexicon = default_lexicon()
+    return None if lexicon is None else str(lexicon.root)
+
+
 @functools.lru_cache(maxsize=1)
 def _warn_missing_once() -> None:
     _LOG.warning("WordNet not found in %s (Debian package wordnet-base): goal words are resolved to detector labels "
