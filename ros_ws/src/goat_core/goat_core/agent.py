@@ -35,7 +35,7 @@ from goat_core.control.planner import PlannerConfig, PlanningField, build_field
 from goat_core.control.policy import drive_along, heading_error_rad, tilt_action, turn_toward
 from goat_core.control.recovery import RecoveryConfig, RecoveryLadder
 from goat_core.errors import InvalidGoalError
-from goat_core.geometry import episode_to_pixels
+from goat_core.geometry import episode_to_pixels, wrap_angle_rad, wrap_angles_rad
 from goat_core.mapping.instance_memory import InstanceMemory, InstanceMemoryConfig, nearest_distance_2d_m
 from goat_core.mapping.keyframes import KeyframeConfig, KeyframeMemory
 from goat_core.mapping.occupancy import OccupancyConfig, OccupancyGrid
@@ -584,13 +584,13 @@ class Agent:
             fld = self._field(obs.pose, inst.points_xyz_m[:, :2])
             action = None
             if self._inspect_steps[iid] <= cfg.inspect_max_steps:
-                action = self._inspect_step(inst, fld, obs, match)
+                action = self._inspect_step(inst, centre, fld, obs, match)
             if action is DiscreteAction.STOP:  # a side looked at: the next one, if any is left within reach
                 self._inspect_sides[iid] = self._inspect_sides.get(iid, 0) + 1
                 self._inspect_seen[iid].append(_bearing_rad(centre, obs.pose))
                 action = None
                 if self._inspect_sides[iid] < sides and self._another_side_helps(iid, fld):
-                    action = self._inspect_step(inst, fld, obs, match)
+                    action = self._inspect_step(inst, centre, fld, obs, match)
             if action is None or action is DiscreteAction.STOP:
                 self._inspected.add(iid)
                 continue
@@ -606,16 +606,16 @@ class Agent:
                   if k != instance_id and k not in self._set_aside and k not in self._inspected]
         return bool(rivals) or bool(self._explorer.candidates(self._grid, fld))
 
-    def _inspect_step(self, inst: Instance, fld: PlanningField, obs: Observation, match: MatchResult
-                      ) -> Optional[DiscreteAction]:
+    def _inspect_step(self, inst: Instance, centre_xy: np.ndarray, fld: PlanningField, obs: Observation,
+                      match: MatchResult) -> Optional[DiscreteAction]:
         """A step of looking at ``inst`` from a side not seen closely yet: STOP once the robot is there and faces
         it, or when no such side is within reach (the spot chosen is on a seen side and the robot is at it)."""
         if not self._inspect_sides.get(inst.instance_id):
             return self._goto(inst, fld, obs, match, new_side=True)
         pose = obs.pose
-        seen = self._inspect_seen[inst.instance_id]
-        bearing = _bearing_rad(inst.points_xyz_m[:, :2].mean(axis=0), pose)
-        new_side = all(abs(math.remainder(bearing - b, 2.0 * math.pi)) >= self.config.inspect_side_rad for b in seen)
+        bearing = _bearing_rad(centre_xy, pose)
+        new_side = all(abs(wrap_angle_rad(bearing - b)) >= self.config.inspect_side_rad
+                       for b in self._inspect_seen[inst.instance_id])
         goal = self._goal_cell(inst, fld, new_side=True)
         if goal is None:
             return None
@@ -861,7 +861,7 @@ class Agent:
         bearing = np.arctan2(xy[..., 1] - centre[1], xy[..., 0] - centre[0])
         seen = np.zeros(shape[:2], dtype=bool)
         for b in seen_bearings_rad:
-            seen |= np.abs(np.angle(np.exp(1j * (bearing - b)))) < cfg.inspect_side_rad
+            seen |= np.abs(wrap_angles_rad(bearing - b)) < cfg.inspect_side_rad
         return np.where(seen, cfg.inspect_new_side_penalty_m, 0.0)
 
     def _explore(self, fld: PlanningField, obs: Observation, match: MatchResult) -> Optional[DiscreteAction]:
