@@ -487,6 +487,44 @@ def test_an_image_goal_candidate_is_looked_at_from_a_second_side_before_explorin
     assert agent.last_stop is not None and agent.last_stop.confident is (sides == 2)
 
 
+class TiedMatcher(NamedImageMatcher):
+    """An image matcher whose evidence cannot tell the sofas apart (TiedCandidates) and leans, unsure, to the one
+    farthest east; it agrees with the picture once the goal sofa (the westmost) has a view from within 1.3 m."""
+
+    def tied_with_best(self, instances: Mapping[int, Instance]) -> list[int]:
+        sofas = self.admissible(instances)
+        return sorted(sofas, key=lambda k: -float(sofas[k].points_xyz_m[:, 0].mean())) if len(sofas) >= 2 else []
+
+    def match(self, instances: Mapping[int, Instance]) -> MatchResult:
+        sofas = self.admissible(instances)
+        if not sofas:
+            return NO_MATCH
+        by_x = sorted(sofas, key=lambda k: float(sofas[k].points_xyz_m[:, 0].mean()))
+        goal = sofas[by_x[0]]
+        centre = goal.points_xyz_m[:, :2].mean(axis=0)
+        if any(math.hypot(v.pose.x_m - centre[0], v.pose.y_m - centre[1]) <= 1.3 for v in goal.views):
+            return MatchResult(by_x[0], 1.0, True)
+        return MatchResult(by_x[-1], 0.5, False)
+
+
+@pytest.mark.parametrize("cheapest_first", [True, False])
+def test_tied_image_candidates_are_inspected_cheapest_first(cheapest_first: bool) -> None:
+    near = Box((-0.9, 1.4, 0), (-0.4, 1.9, 0.8), 9, "sofa")  # the goal, 1.5 m from the start
+    far = Box((3.2, 1.2, 0), (3.7, 1.7, 0.8), 10, "sofa")  # the matcher's unsure favourite, 3.4 m away
+    world = BoxWorld(two_rooms([near, far]))
+    agent = Agent(AgentConfig(inspect_cheapest_tie=cheapest_first),
+                  GroundTruthPerception(["chair", "table", "sofa"], min_pixels=5), TiedMatcher(confident=False))
+    picture = np.full((64, 48, 3), (200, 30, 30), np.uint8)
+    result = run(world, agent, Goal(GoalModality.IMAGE, image=picture, category="sofa"))
+    assert result.actions[-1] is DiscreteAction.STOP
+    assert distance_to_box(world.pose, near) <= AgentConfig().stop_radius_m
+    assert agent.last_stop is not None and agent.last_stop.confident
+    # Cheapest first: the near sofa's close look settles the goal at once. Leader first: the far sofa is walked
+    # to and looked at before the near one, and the path is several times longer (0.75 m vs 6.25 m when written).
+    assert (world.path_m < 2.5) is cheapest_first
+    assert (world.path_m > 4.5) is (not cheapest_first)
+
+
 @pytest.mark.parametrize("inspect_descriptions", [True, False])
 def test_an_unsure_description_match_is_looked_at_from_a_new_side_before_stopping(inspect_descriptions: bool) -> None:
     sofa = Box((2.0, 1.0, 0), (2.6, 1.9, 0.8), 9, "sofa")

@@ -124,6 +124,22 @@ def test_two_lookalikes_of_the_pictured_colour_are_not_told_apart_by_colour() ->
     assert result.instance_id in instances and not result.confident
 
 
+def test_lookalikes_that_colour_cannot_separate_are_reported_tied() -> None:
+    """Two red boxes tie with each other (the agent then inspects the nearer first), a blue one is out of it; colour
+    that names one box clearly ties nothing, and neither does a goal whose candidates are of any category."""
+    instances = {4: box_instance(4, RED, 0.0), 7: box_instance(7, RED, 3.0, shading=0.7),
+                 9: box_instance(9, BLUE, 6.0)}
+    matcher = ImageMatcher()
+    matcher.set_goal(Goal(GoalModality.IMAGE, image=goal_picture(RED)), vocabulary=[])
+    matcher.candidates_share_category = True
+    settled(matcher, instances)
+    assert sorted(matcher.tied_with_best(instances)) == [4, 7]
+    clear = {4: instances[4], 9: instances[9]}
+    assert matcher.tied_with_best(clear) == []
+    matcher.candidates_share_category = False
+    assert matcher.tied_with_best(instances) == []
+
+
 def test_a_weak_colour_likeness_is_offered_but_not_trusted() -> None:
     """Only a blue box seen so far for a red picture: it is the best guess, nothing more."""
     instances = {4: box_instance(4, BLUE, 0.0)}

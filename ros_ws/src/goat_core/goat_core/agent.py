@@ -48,6 +48,7 @@ from goat_core.matching.base import (
     LiveViewObserver,
     MapObserver,
     MatchResult,
+    TiedCandidates,
 )
 from goat_core.perception.base import PerceptionBackend
 from goat_core.types import (
@@ -148,6 +149,9 @@ class AgentConfig:
     # Only stored views taken this close to the instance (its nearest point) make their side count as seen: from
     # farther, a crop of the object is too small to match a picture taken from a view point.
     inspect_close_view_m: float = 1.6
+    # When the matcher's evidence cannot rank the look-alikes apart (TiedCandidates: only colour, within a small
+    # margin), inspect the one cheapest to reach first, not the leader: a close look at it may settle the goal.
+    inspect_cheapest_tie: bool = True
     expected_view_fraction: float = 0.2  # share of the target's points inside the image that means "in view"
     blocked_view_radius_m: float = 0.5
     # Goal spots from which the map shows a wall or tall furniture in front of the instance are not used while
@@ -252,6 +256,7 @@ class Agent:
         self._inspect_seen: dict[int, list[float]] = {}
         self._inspect_steps: dict[int, int] = {}
         self._inspect_sides: dict[int, int] = {}  # per instance: sides looked at closely (spots reached)
+        self._inspecting: Optional[int] = None  # the tied candidate chosen as cheapest, kept until inspected
         self._category_goal = False  # any instance the matcher accepts will do, so the nearest is best
         self._named_image_goal = False  # an image goal that also names its category
         self._description_goal = False
@@ -311,6 +316,7 @@ class Agent:
         self._inspect_seen.clear()
         self._inspect_steps.clear()
         self._inspect_sides.clear()
+        self._inspecting = None
         self._settle_first = True
         self._rescan = self.config.rescan_when_unsure and self._scan_left == 0
         self._recovery.reset()
@@ -571,7 +577,7 @@ class Agent:
         cfg = self.config
         sides = cfg.inspect_image_sides if self._goal_rgb is not None else 1
         for _ in range(cfg.inspect_max_instances):
-            inst = self._next_to_inspect(match)
+            inst = self._next_to_inspect(match, obs.pose)
             if inst is None:
                 return None
             iid = inst.instance_id
@@ -626,13 +632,22 @@ class Agent:
         path = fld.path_xy(goal[0])
         return self._emit(self._drive(fld, path, pose), "goto", spot_xy, path, inst.instance_id, match)
 
-    def _next_to_inspect(self, match: MatchResult) -> Optional[Instance]:
-        """The matcher's current best, then (image goals) the instances whose colour is closest to the goal
-        picture's centre."""
+    def _next_to_inspect(self, match: MatchResult, pose: Pose2D) -> Optional[Instance]:
+        """The matcher's current best, or the cheapest to reach of those it cannot tell from the best (see
+        ``inspect_cheapest_tie``), then (image goals) the instances whose colour is closest to the goal picture's
+        centre."""
         if len(self._inspected) >= self.config.inspect_max_instances:
             return None
         pool = {k: v for k, v in self._admissible(self._memory.instances).items()
                 if k not in self._inspected and k not in self._set_aside}
+        if self._inspecting in pool:
+            return pool[self._inspecting]
+        if self.config.inspect_cheapest_tie and isinstance(self._matcher, TiedCandidates):
+            tied = {k: pool[k] for k in self._matcher.tied_with_best(self._memory.instances) if k in pool}
+            cheapest = self._cheapest_to_reach(pose, tied) if len(tied) >= 2 else None
+            if cheapest is not None:
+                self._inspecting = cheapest
+                return pool[cheapest]
         if match.instance_id in pool:
             return pool[match.instance_id]
         if self._goal_rgb is None:
@@ -684,20 +699,23 @@ class Agent:
                 if v.category == inst.category and k not in self._set_aside}
         if len(same) < 2:
             return match, inst, fld
-        points = np.concatenate([v.points_xyz_m[:, :2] for v in same.values()])
-        wide = self._field(obs.pose, points)
-        costs = []
-        for k, v in same.items():
-            goal = self._goal_cell(v, wide)
-            if goal is not None:
-                costs.append((float(wide.distance_m[goal[0]]), k))
-        if not costs:
-            return match, inst, fld
-        _, best = min(costs)
-        if best == inst.instance_id:
+        best = self._cheapest_to_reach(obs.pose, same)
+        if best is None or best == inst.instance_id:
             return match, inst, fld
         nearest = same[best]
         return MatchResult(best, match.score, True), nearest, self._field(obs.pose, nearest.points_xyz_m[:, :2])
+
+    def _cheapest_to_reach(self, pose: Pose2D, instances: Mapping[int, Instance]) -> Optional[int]:
+        """The instance whose goal spot is the shortest path away (lowest id among equals); None if none is
+        reachable."""
+        points = np.concatenate([v.points_xyz_m[:, :2] for v in instances.values()])
+        wide = self._field(pose, points)
+        costs = []
+        for k, v in instances.items():
+            goal = self._goal_cell(v, wide)
+            if goal is not None:
+                costs.append((float(wide.distance_m[goal[0]]), k))
+        return min(costs)[1] if costs else None
 
     def _prefer_within_reach(self, pose: Pose2D, match: MatchResult, inst: Optional[Instance]
                              ) -> tuple[MatchResult, Optional[Instance]]:

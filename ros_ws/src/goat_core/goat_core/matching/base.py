@@ -84,3 +84,12 @@ class CandidateFilter(Protocol):
     goal that names its category admits only instances of it); the agent inspects and falls back only to those."""
 
     def admissible(self, instances: Mapping[int, Instance]) -> Mapping[int, Instance]: ...
+
+
+@runtime_checkable
+class TiedCandidates(Protocol):
+    """A matcher that can tell which remembered instances its evidence cannot yet rank apart from its best (an image
+    goal whose look-alikes only colour separates, and barely): the agent then inspects the one cheapest to reach
+    first, since looking at it may settle the goal and the leader's lead means little."""
+
+    def tied_with_best(self, instances: Mapping[int, Instance]) -> list[int]: ...

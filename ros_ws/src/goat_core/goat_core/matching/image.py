@@ -360,6 +360,26 @@ class ImageMatcher:
         return MatchResult(instance_id=ranked[0].instance_id, score=ranked[0].score, confident=False,
                            pending=self._work_left)
 
+    def tied_with_best(self, instances: Mapping[int, Instance]) -> list[int]:
+        """The instances the evidence so far cannot rank apart from the best, best first (TiedCandidates).
+
+        Only for a goal whose candidates share its named category, while keypoints decide nothing (no instance has
+        ``min_inliers_same_category`` inliers or ``min_frame_votes`` votes): those whose colour is within
+        ``colour.tie_margin`` of the leader's. Empty when the evidence points at one instance.
+        """
+        cfg = self.config
+        if not (self.candidates_share_category and cfg.use_colour):
+            return []
+        if any(self.instance_inliers(iid) >= cfg.min_inliers_same_category
+               or self.frame_votes(iid) >= cfg.min_frame_votes for iid in instances):
+            return []
+        ranked = self.colour_scores(instances)
+        if len(ranked) < 2:
+            return []
+        floor = ranked[0].score - cfg.colour.tie_margin
+        tied = [s.instance_id for s in ranked if s.score >= floor]
+        return tied if len(tied) >= 2 else []
+
     def colour_scores(self, instances: Mapping[int, Instance]) -> list[ScoredInstance]:
         """Instances with colour evidence by histogram intersection with the goal picture's centre, best first."""
         scored = [ScoredInstance(iid, s) for iid, s in self._colour.scores(instances).items()]

@@ -43,6 +43,9 @@ class ColourEvidenceConfig:
     # category (twins merged) by ``confident_margin``.
     min_similarity: float = 0.75
     confident_margin: float = 0.25
+    # Instances whose intersection is within this of the leader's are a tie (ImageMatcher.tied_with_best): the
+    # agent then inspects the one cheapest to reach first instead of the leader.
+    tie_margin: float = 0.1
 
     def __post_init__(self) -> None:
         if not 0.0 < self.centre_sigma_frac:
@@ -50,7 +53,7 @@ class ColourEvidenceConfig:
         for name in ("goal_pixels", "max_views", "max_pixels_per_view", "min_view_pixels"):
             if getattr(self, name) < 1:
                 raise ValueError(f"ColourEvidenceConfig.{name} must be >= 1, got {getattr(self, name)!r}")
-        for name in ("min_similarity", "confident_margin"):
+        for name in ("min_similarity", "confident_margin", "tie_margin"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"ColourEvidenceConfig.{name} must be in [0, 1], got {getattr(self, name)!r}")
 

@@ -78,6 +78,12 @@ class ModalityMatcher:
             return instances
         return {k: v for k, v in instances.items() if v.category == self._image_label}
 
+    def tied_with_best(self, instances: Mapping[int, Instance]) -> list[int]:
+        """Image goals: the admissible instances the evidence cannot rank apart yet (TiedCandidates)."""
+        if self._active is not self.image:
+            return []
+        return self.image.tied_with_best(self.admissible(instances))
+
     def observe_map(self, grid: OccupancyGrid) -> None:
         """The agent's occupancy grid, for the rooms of description goals (MapObserver)."""
         self.description.observe_map(grid)
