@@ -247,12 +247,14 @@ def test_memory_is_kept_across_subtasks_unless_ablated(use_memory: bool) -> None
 @pytest.mark.parametrize(("goal", "rescan_when_unsure", "rescan_when_sure", "looks_around"), [
     ("table", True, False, False),  # memory holds it confidently: go
     ("table", True, True, True),  # ... unless asked to look around first when the match is out of reach
+    # ... which a description goal is not: another instance found by the turn need not be the described one
+    (Goal(GoalModality.DESCRIPTION, text="table"), True, True, False),
     ("chair", True, True, False),  # a confident match within reach: nothing to look for
     ("sofa", True, False, True),  # memory holds none: look around where the last subtask ended first
     ("sofa", False, False, False),
 ])
 def test_a_later_subtask_looks_around_first_when_memory_holds_no_confident_match(
-        goal: str, rescan_when_unsure: bool, rescan_when_sure: bool, looks_around: bool) -> None:
+        goal: str | Goal, rescan_when_unsure: bool, rescan_when_sure: bool, looks_around: bool) -> None:
     world = BoxWorld(two_rooms())
     agent = make_agent(AgentConfig(rescan_when_unsure=rescan_when_unsure, rescan_when_sure=rescan_when_sure))
     assert run(world, agent, "chair").actions[-1] is DiscreteAction.STOP
