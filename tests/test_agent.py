@@ -230,7 +230,9 @@ def test_an_invisible_obstacle_is_learned_from_collisions() -> None:
 @pytest.mark.parametrize("use_memory", [True, False])
 def test_memory_is_kept_across_subtasks_unless_ablated(use_memory: bool) -> None:
     world = BoxWorld(two_rooms())
-    agent = make_agent(AgentConfig(use_memory=use_memory))
+    # Without the look-around a later category goal makes when memory's match is out of reach (tested below), the
+    # first action with memory goes for the remembered table; without memory it starts a scan.
+    agent = make_agent(AgentConfig(use_memory=use_memory, rescan_when_sure=False))
     first = run(world, agent, "chair")
     assert first.actions[-1] is DiscreteAction.STOP
     obs = world.render(False)
