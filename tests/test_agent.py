@@ -527,6 +527,7 @@ def test_tied_image_candidates_are_inspected_cheapest_first(cheapest_first: bool
     # to and looked at before the near one, and the path is several times longer (0.75 m vs 6.25 m when written).
     assert (world.path_m < 2.5) is cheapest_first
     assert (world.path_m > 4.5) is (not cheapest_first)
+    assert agent._cheapest_to_reach(world.pose, {}) is None  # nothing to rank: no instance, no crash
 
 
 @pytest.mark.parametrize("inspect_descriptions", [True, False])

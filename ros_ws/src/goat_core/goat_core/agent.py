@@ -709,7 +709,9 @@ class Agent:
 
     def _cheapest_to_reach(self, pose: Pose2D, instances: Mapping[int, Instance]) -> Optional[int]:
         """The instance whose goal spot is the shortest path away (lowest id among equals); None if none is
-        reachable."""
+        reachable or none is given."""
+        if not instances:
+            return None
         points = np.concatenate([v.points_xyz_m[:, :2] for v in instances.values()])
         wide = self._field(pose, points)
         costs = []
