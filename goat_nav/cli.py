@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -186,6 +187,8 @@ def _run_bench(args: argparse.Namespace) -> int:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
+    # The results' meta records how the run was started (docs/results.md renders its rows from it).
+    args.command_line = shlex.join(["goat-nav", *(sys.argv[1:] if argv is None else argv)])
     try:
         if args.command == "bench":
             _check_bench_args(args)

@@ -19,6 +19,7 @@ from typing import Any, Callable, Generic, Mapping, Sequence, TypeVar
 from goat_core.errors import ConfigError
 from goat_nav.parallel import WorkUnit
 
+COMMAND_META_KEY = "command"  # results meta: the command line of the run
 PLAN_META_KEY = "episode_plan"  # results meta: the keys of every episode of the run, in plan order
 # Meta entries that decide the numbers: a resumed command must have the same ones as the file.
 SETTINGS_KEYS = ("suite", "run_config", "agent_config", "stack", "perception", "gen_config", "num_rooms",
@@ -53,11 +54,20 @@ def check_same_run(path: Path, file_meta: Mapping[str, Any], plan: Sequence[str]
                                   "with the flags of the first run)")
 
 
+def record_command(args: argparse.Namespace, meta: dict[str, Any]) -> None:
+    """``meta["command"]``: the command line that started the run (set by ``goat_nav.cli.main``; absent when the
+    run was started from Python). It is not a setting: a resumed run records its own."""
+    command = getattr(args, "command_line", None)
+    if command is not None:
+        meta[COMMAND_META_KEY] = command
+
+
 def plan_run(args: argparse.Namespace, units: Sequence[WorkUnit], meta: dict[str, Any],
               load: Callable[[Sequence[WorkUnit]], set[str]]) -> list[WorkUnit]:
     """The plan goes into ``meta``; with ``--resume`` and an existing ``--out`` the finished episodes are loaded
     (``load``) and left out. Returns the units to run."""
     meta[PLAN_META_KEY] = [u.key for u in units]
+    record_command(args, meta)
     if not getattr(args, "resume", False):
         return list(units)
     if not args.out.exists():

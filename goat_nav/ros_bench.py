@@ -23,6 +23,7 @@ from goat_core.bench.results import SubtaskRecord, summarise, write_results_json
 from goat_core.errors import GoatError
 from goat_nav.launcher import _require_ros, record_overrides
 from goat_nav.record import bag_folder, check_bag_path
+from goat_nav.resume import record_command
 from goat_nav.runner import RunConfig
 
 if TYPE_CHECKING:
@@ -142,6 +143,7 @@ def run_ros_bench(args: argparse.Namespace) -> int:
         check_bag_path(args.record)  # a bad --record path fails before any episode is generated
     episodes, run_config, meta = prepare_run(args, "ros_graph")
     run_info = dict(meta)  # as prepared: the bag's run info does not depend on --out or the run's duration
+    record_command(args, meta)
 
     def write(records: list[SubtaskRecord]) -> None:
         if args.out is not None:
