@@ -59,6 +59,7 @@ def _goat_numbers(summary: Mapping[str, Any], meta: Mapping[str, Any]) -> str:
         parts.append("(" + ", ".join(f"{c} {_pair(s)}" for c, s in tables["by_category"].items()) + ")")
     failures = {k: v for k, v in summary.get("failures", {}).items() if v}
     if failures:
+        parts[-1] += ";"
         parts.append("failures: " + ", ".join(f"{k} {v}" for k, v in failures.items()))
     return " ".join(parts)
 
