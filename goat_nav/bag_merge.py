@@ -1,6 +1,6 @@
 """A run's bag from bags that workers recorded one episode each (``goat-nav bench --record`` with workers).
 
-A worker records its episode with a :class:`~goat_nav.record.RunRecorder` of its own, whose simulated clock starts
+A worker records its episode with a :class:`~goat_ros.record.RunRecorder` of its own, whose simulated clock starts
 at 0, and sends the bag back as bytes (:class:`BagFragment`: the driver may be another machine). The driver appends
 the fragments to the run's bag in plan order (:class:`FragmentMerger`), moving each one's clock on by the actions
 recorded before it: every stamp in a message header and every log time is shifted, so the run's bag holds the same
@@ -19,7 +19,7 @@ from typing import Any, Optional, Sequence
 
 from rosbags.rosbag2 import Reader
 
-from goat_nav.record import TF_STATIC_TOPIC, TOPICS, RecordError, RunRecorder
+from goat_ros.record import TF_STATIC_TOPIC, TOPICS, RecordError, RunRecorder
 
 HEADER_TYPE = "std_msgs/msg/Header"
 TIME_TYPE = "builtin_interfaces/msg/Time"

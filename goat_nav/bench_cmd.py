@@ -25,10 +25,10 @@ from goat_core.perception.factory import PerceptionConfig
 from goat_core.perception.model_folder import check_model_folder
 from goat_nav.episode_worker import GoatWorkerFactory, ProceduralEpisodes
 from goat_nav.parallel import WorkerPool, parallel_config
-from goat_nav.record import check_bag_path
 from goat_nav.report import write_html_report
 from goat_nav.runner import RunConfig
 from goat_nav.suites.common import run_episodes
+from goat_ros.record import check_bag_path
 from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_dataset, home_seeds
 from sim_bridge.embedded.home import HomeConfig
 from sim_bridge.embedded.sim import SimConfig

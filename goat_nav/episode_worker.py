@@ -25,14 +25,14 @@ from goat_core.matching.matcher import MatcherConfig
 from goat_core.matching.selection import StackConfig
 from goat_core.types import DiscreteAction, Goal, GoalModality, Observation
 from goat_nav.parallel import WorkUnit
-from goat_nav.record import RecordedGoal, RunRecorder
 from goat_nav.runner import EpisodeRunner, RunConfig, SubtaskTrace, Trajectory
+from goat_ros.record import RecordedGoal, RunRecorder
 from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_numbered_episode, task_goal_text
 from sim_bridge.embedded.home import Home, HomeConfig
 from sim_bridge.embedded.sim import SimConfig
 
 if TYPE_CHECKING:
-    from goat_nav.live_view import BenchLiveTap, LiveView
+    from goat_ros.live_view import BenchLiveTap, LiveView
 
 
 def _write_line(line: str) -> None:
@@ -145,7 +145,7 @@ class GoatWorkerFactory:
                                stack=self.stack, labels=self.labels, home_for_scene=self.home_for_scene)
         view = None
         if self.live is not None:
-            from goat_nav.live_view import open_live_view  # foxglove-sdk: the live extra, only with --live
+            from goat_ros.live_view import open_live_view  # foxglove-sdk: the live extra, only with --live
 
             view = open_live_view(self.live)
         return GoatWorker(runner, self.verbose, view)
@@ -161,7 +161,7 @@ class GoatWorker:
         self.view = view
         self.live: Optional[BenchLiveTap] = None
         if view is not None:
-            from goat_nav.live_view import BenchLiveTap
+            from goat_ros.live_view import BenchLiveTap
 
             self.live = BenchLiveTap(view, runner.agent)
 

@@ -1,7 +1,7 @@
 """A FindingDory experience video as a rosbag2 MCAP bag, and back.
 
 One bag per experience (``goat-nav bench --suite findingdory --experience-bags DIR``: ``DIR/<episode id>/``),
-written with the run recorder's bag layout and messages (:mod:`goat_nav.record`: MCAP storage, zstd chunks,
+written with the run recorder's bag layout and messages (:mod:`goat_ros.record`: MCAP storage, zstd chunks,
 goat_interfaces typestore). Stamps are the experience's clock: the frame's time of day in nanoseconds since the
 day's midnight. Per frame:
 
@@ -39,7 +39,7 @@ from rosbags.rosbag2 import Reader, ReaderError
 
 from goat_core.mapping.experience_video import ExperienceVideo, InstanceAnnotation, Proprioception, VideoFrame
 from goat_core.types import CameraIntrinsics, Pose2D
-from goat_nav.record import (
+from goat_ros.record import (
     CAMERA_INFO_TOPIC,
     CAMERA_INFO_TYPE,
     ODOM_TOPIC,

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from goat_core.errors import GoatError
-from goat_nav.record import check_bag_path
+from goat_ros.record import check_bag_path
 
 
 def parse_overrides(items: list[str]) -> dict[str, dict[str, Any]]:

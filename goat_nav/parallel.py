@@ -42,7 +42,7 @@ from tqdm import tqdm
 
 from goat_core.errors import ConfigError, GoatError
 from goat_nav.bag_merge import BagFragment, FragmentMerger, capture_fragment
-from goat_nav.record import RunRecorder
+from goat_ros.record import RunRecorder
 
 INSTALL_HINT = 'pip install -e ".[cluster]"'  # the extra that installs Ray (pyproject.toml)
 MAX_ATTEMPTS = 2  # an episode whose worker died is run once more on a fresh worker

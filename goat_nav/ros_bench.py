@@ -22,9 +22,9 @@ from goat_core.bench.outputs import run_progress
 from goat_core.bench.results import SubtaskRecord, summarise, write_results_json
 from goat_core.errors import GoatError
 from goat_nav.launcher import _require_ros, record_overrides
-from goat_nav.record import bag_folder, check_bag_path
 from goat_nav.resume import record_command
 from goat_nav.runner import RunConfig
+from goat_ros.record import bag_folder, check_bag_path
 
 if TYPE_CHECKING:
     from goat_ros.recorder_node import RecorderNode
@@ -87,9 +87,9 @@ def run_graph(episodes: Sequence[GoatEpisode], run_config: RunConfig, timeout_s:
     from rclpy.executors import SingleThreadedExecutor
 
     from goat_ros.episode_player_node import EpisodePlayerNode
-    from goat_ros.evaluator_node import EvaluatorNode
     from goat_ros.graph import node_factories
     from goat_ros.recorder_node import RecorderNode
+    from sim_bridge.ros.evaluator_node import EvaluatorNode
 
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="goat_ros_bench_") as tmp:

@@ -51,7 +51,7 @@ def recorder_node(record: Any, use_sim_time: Any, log_level: Any) -> Any:
         path = record.perform(context)
         if not path:
             return []
-        from goat_nav.record import check_bag_path
+        from goat_ros.record import check_bag_path
 
         check_bag_path(path)  # RecordError naming the problem
         return [_node(RECORDER, {"bag_path": str(Path(path).absolute())}, use_sim_time, log_level)]
@@ -70,7 +70,7 @@ def head_camera_remaps() -> list[Any]:
 
 
 def live_view_node(condition: Any, use_sim_time: Any, log_level: Any) -> Any:
-    """The live_view node (Foxglove WebSocket server, goat_nav.live_view) when ``condition`` holds."""
+    """The live_view node (Foxglove WebSocket server, goat_ros.live_view) when ``condition`` holds."""
     return _node("live_view", {}, use_sim_time, log_level, condition)
 
 

@@ -36,8 +36,8 @@ from goat_core.mapping.experience_video import (
 )
 from goat_core.perception.gt import GroundTruthPerception, GroundTruthWithoutIds
 from goat_core.types import CameraIntrinsics, Observation, Pose2D
-from goat_nav.record import RecordError
 from goat_nav.suites.findingdory import high_level_outcome
+from goat_ros.record import RecordError
 from sim_bridge.embedded.catalogue import CATALOGUE
 from sim_bridge.embedded.findingdory_gen import (
     Experience,
@@ -265,7 +265,7 @@ def test_building_needs_what_the_perception_needs(day: Day) -> None:
 
 def test_the_experience_bag_holds_the_video_and_gives_the_same_memory(day: Day, tmp_path: Path) -> None:
     from goat_nav import experience_bag as bag
-    from goat_nav.record import check_bag_path
+    from goat_ros.record import check_bag_path
 
     folder = bag.write_experience_bag(tmp_path / "day", day.video, {"episode_id": "e"})
     info = yaml.safe_load((folder / "metadata.yaml").read_text())["rosbag2_bagfile_information"]

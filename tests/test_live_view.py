@@ -22,7 +22,7 @@ from foxglove_client import FoxgloveClient  # noqa: E402
 
 from goat_core.errors import GoatError  # noqa: E402
 from goat_core.types import Pose2D  # noqa: E402
-from goat_nav import live_view as lv  # noqa: E402
+from goat_ros import live_view as lv  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CHANNELS = {lv.RGB_TOPIC: "foxglove.CompressedImage", lv.DEPTH_TOPIC: "foxglove.RawImage",

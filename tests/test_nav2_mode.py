@@ -21,7 +21,7 @@ from goat_core.frames import relative_pose2d
 from goat_core.mapping.occupancy import OccupancyConfig, OccupancyGrid
 from goat_core.matching.base import MatchResult
 from goat_core.types import Instance, Pose2D
-from goat_stretch.nav2_mode import episode_to_odom, handover_instance, instance_goal_pose, occupancy_is_free
+from goat_ros.nav2_mode import episode_to_odom, handover_instance, instance_goal_pose, occupancy_is_free
 
 # ------------------------------------------------------------------------------------- free space in the grid
 
@@ -108,11 +108,11 @@ def test_episode_to_odom_inverts_the_episode_frame(anchor: Pose2D) -> None:
     assert (back.x_m, back.y_m, back.yaw_rad) == pytest.approx((episode.x_m, episode.y_m, episode.yaw_rad))
 
 
-# ----------------------------------------------------- AMCL's initial pose from localisation (goat_stretch.nav2_start)
+# ----------------------------------------------------- AMCL's initial pose from localisation (goat_ros.nav2_start)
 
 
 def test_the_map_pose_composes_the_localisers_frame_odom_and_base_link() -> None:
-    from goat_stretch.nav2_start import MapPoseTracker
+    from goat_ros.nav2_start import MapPoseTracker
 
     tracker = MapPoseTracker()
     assert tracker.latest() is None
@@ -128,7 +128,7 @@ def test_the_map_pose_composes_the_localisers_frame_odom_and_base_link() -> None
 
 
 def test_a_direct_map_to_base_link_transform_is_a_map_pose() -> None:
-    from goat_stretch.nav2_start import MapPoseTracker
+    from goat_ros.nav2_start import MapPoseTracker
 
     tracker = MapPoseTracker()
     tracker.on_transform("map", "base_link", Pose2D(-1.0, 0.5, 0.1))
@@ -139,7 +139,7 @@ def test_waiting_for_a_map_pose_gets_one_published_meanwhile_and_refuses_naming_
     import threading
 
     from goat_core.errors import GoatError
-    from goat_stretch.nav2_start import MapPoseTracker
+    from goat_ros.nav2_start import MapPoseTracker
 
     tracker = MapPoseTracker()
     threading.Timer(0.1, tracker.on_amcl_pose, ("map", Pose2D(1.0, 2.0, 0.0))).start()

@@ -28,10 +28,10 @@ from goat_nav.bench_cmd import agent_config_from_args, prepare_run
 from goat_nav.cli import build_parser, main
 from goat_nav.episode_worker import GoatWorkerFactory, episode_units
 from goat_nav.parallel import WORKER_LOST, ParallelConfig, WorkUnit, run_units
-from goat_nav.record import RunRecorder
 from goat_nav.report import read_trajectories, trajectories_path, write_trajectories
 from goat_nav.resume import PLAN_META_KEY
 from goat_nav.suites.common import GoatResults
+from goat_ros.record import RunRecorder
 from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_dataset
 from sim_bridge.embedded.home import HomeConfig
 
@@ -272,8 +272,10 @@ SUITE_RUNS = {
 
 
 def _without_elapsed(path: Path) -> dict[str, Any]:
+    """The results file without what differs between runs of the same episodes: their time and command line."""
     data = json.loads(path.read_text())
     data["meta"].pop("elapsed_s")
+    data["meta"].pop("command")
     return dict(data)
 
 

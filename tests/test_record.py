@@ -16,9 +16,9 @@ from rosbags.highlevel import AnyReader
 from goat_core.bench.episodes import GoatDataset, save_goat_dataset
 from goat_core.bench.results import SubtaskRecord, read_results_json
 from goat_core.types import CameraIntrinsics, DiscreteAction, Goal, GoalModality, Observation, Pose2D
-from goat_nav import record
 from goat_nav.cli import main
-from goat_nav.record import RecordedGoal, RecordError, RunRecorder
+from goat_ros import record
+from goat_ros.record import RecordedGoal, RecordError, RunRecorder
 from sim_bridge.embedded.episodes import generate_dataset
 from sim_bridge.embedded.home import HomeConfig
 
@@ -74,6 +74,7 @@ def _observations_acted_on(records: Sequence[SubtaskRecord]) -> int:
     return count
 
 
+@pytest.mark.slow
 def test_the_bag_folder_is_what_ros2_bag_info_reads(two_runs: tuple[Path, Path, Path]) -> None:
     bag, _, _ = two_runs
     assert sorted(p.name for p in bag.iterdir()) == ["metadata.yaml", "run.mcap"]

@@ -595,7 +595,7 @@ def test_node_refuses_to_start_when_not_homed() -> None:
 
 
 def test_approach_pose_faces_the_instance_from_the_robot_side() -> None:
-    from goat_stretch.nav2_mode import approach_pose
+    from goat_ros.nav2_mode import approach_pose
 
     pose = approach_pose(np.array([2.0, 0.0]), np.array([0.0, 0.0]), 0.5)
     assert (pose.x_m, pose.y_m) == (pytest.approx(1.5), pytest.approx(0.0, abs=1e-12))
@@ -603,7 +603,7 @@ def test_approach_pose_faces_the_instance_from_the_robot_side() -> None:
 
 
 def test_approach_pose_skips_occupied_candidates() -> None:
-    from goat_stretch.nav2_mode import NoApproachPoseError, approach_pose
+    from goat_ros.nav2_mode import NoApproachPoseError, approach_pose
 
     def free(x: float, y: float) -> bool:
         return y > 0.1  # a wall along the robot's line of approach
@@ -617,7 +617,7 @@ def test_approach_pose_skips_occupied_candidates() -> None:
 
 def test_instance_goal_pose_stands_off_the_footprint() -> None:
     from goat_core.types import Instance, Pose2D
-    from goat_stretch.nav2_mode import instance_goal_pose
+    from goat_ros.nav2_mode import instance_goal_pose
 
     sofa = Instance(instance_id=1, category="sofa",
                     points_xyz_m=np.array([[3.0, -1.0, 0.0], [3.0, 1.0, 0.8], [4.0, -1.0, 0.8], [4.0, 1.0, 0.0]]))

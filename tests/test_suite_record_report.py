@@ -16,10 +16,10 @@ from rosbags.highlevel import AnyReader
 from goat_core.bench.results import read_results_json
 from goat_core.bench.suite_metrics import LANGMAP_LEVELS, PASTURE_CATEGORIES
 from goat_core.types import DiscreteAction
-from goat_nav import record
 from goat_nav.cli import main
 from goat_nav.report import FINDINGDORY_COLUMNS
 from goat_nav.suites import findingdory as fd_suite
+from goat_ros import record
 
 FD_TASK_TYPES = ("interaction_order", "unordered_revisitation")
 FD_MAX_ACTIONS = 30  # the ordered task finishes within it; the three-goal revisit runs out of budget
@@ -63,6 +63,7 @@ def langmap_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, P
     return results, report, bag
 
 
+@pytest.mark.slow
 def test_a_langmap_bag_holds_every_goal_action_and_observation(langmap_run: tuple[Path, Path, Path]) -> None:
     results, _, bag = langmap_run
     records = read_results_json(results).records
@@ -83,6 +84,7 @@ def test_a_langmap_bag_holds_every_goal_action_and_observation(langmap_run: tupl
         [(r.success, r.num_actions, r.stop_reason) for r in records]
 
 
+@pytest.mark.slow
 def test_the_langmap_report_has_levels_styles_and_seq_sr(langmap_run: tuple[Path, Path, Path],
                                                          tmp_path: Path) -> None:
     results_path, report, _ = langmap_run
@@ -105,6 +107,7 @@ def test_the_langmap_report_has_levels_styles_and_seq_sr(langmap_run: tuple[Path
 # ----------------------------------------------------------------------------------------------- PASTURE
 
 
+@pytest.mark.slow
 def test_the_pasture_report_has_the_splits(tmp_path: Path) -> None:
     results_path, report = tmp_path / "pasture.json", tmp_path / "pasture.html"
     assert main(["bench", "--suite", "pasture", "--episodes", "1", "--seed", "7", "--num-rooms", "3",
@@ -137,6 +140,7 @@ def findingdory_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Pat
     return results, report, bag
 
 
+@pytest.mark.slow
 def test_a_findingdory_bag_holds_the_interaction_phase(findingdory_run: tuple[Path, Path, Path]) -> None:
     results, _, bag = findingdory_run
     tasks = json.loads(results.read_text())["tasks"]
@@ -158,6 +162,7 @@ def test_a_findingdory_bag_holds_the_interaction_phase(findingdory_run: tuple[Pa
         assert counts[topic] == n_obs, topic
 
 
+@pytest.mark.slow
 def test_the_findingdory_report_has_its_metrics(findingdory_run: tuple[Path, Path, Path], tmp_path: Path) -> None:
     results_path, report, _ = findingdory_run
     body = json.loads(results_path.read_text())
@@ -187,6 +192,7 @@ def test_the_findingdory_report_has_its_metrics(findingdory_run: tuple[Path, Pat
     assert again.read_bytes() == report.read_bytes()
 
 
+@pytest.mark.slow
 def test_the_findingdory_experience_is_a_bag_of_its_own(findingdory_run: tuple[Path, Path, Path]) -> None:
     from goat_nav.experience_bag import read_experience_bag
 
@@ -197,6 +203,7 @@ def test_the_findingdory_experience_is_a_bag_of_its_own(findingdory_run: tuple[P
     assert times == sorted(times) and times[0] >= 8 * 3600.0
 
 
+@pytest.mark.slow
 def test_a_findingdory_results_file_that_does_not_add_up_is_named(findingdory_run: tuple[Path, Path, Path],
                                                                    tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:

@@ -5,7 +5,7 @@ A suite turns its procedural episodes into GoatEpisodes whose tasks the unchange
 ``goat_core.bench.results.read_results_json`` reads, the suite's own per-subtask fields and tables under
 ``meta[<suite>]``), the trajectories file next to it and the HTML report, as ``goat-nav bench`` does for GOAT
 (which runs through :func:`run_episodes` too). ``--record RUN`` writes the run as a rosbag2 MCAP bag through the
-GOAT suite's recorder and callbacks (:class:`goat_nav.record.RunRecorder`,
+GOAT suite's recorder and callbacks (:class:`goat_ros.record.RunRecorder`,
 :class:`goat_nav.episode_worker.SubtaskTap`). ``--workers`` / ``--ray-address`` run the episodes on several
 workers and ``--resume`` continues a run (``goat_nav.parallel``, ``goat_nav.resume``).
 """
@@ -34,7 +34,6 @@ from goat_nav.episode_worker import (
     lost_episode_records,
 )
 from goat_nav.parallel import WORKER_LOST, RunStats, UnitResult, WorkerPool, WorkUnit
-from goat_nav.record import RunRecorder, check_bag_path
 from goat_nav.report import (
     TRAJECTORIES_META_KEY,
     stored_trajectories,
@@ -44,6 +43,7 @@ from goat_nav.report import (
 )
 from goat_nav.resume import PlanResults, check_same_run, plan_run
 from goat_nav.runner import RunConfig, Trajectory
+from goat_ros.record import RunRecorder, check_bag_path
 from sim_bridge.embedded.catalogue import CATALOGUE
 from sim_bridge.embedded.home import Home
 

@@ -27,7 +27,7 @@ Files: ``--out`` writes the FindingDory results (``goat_core.bench.findingdory_r
 report``; ``meta`` names the high-level policy and the perception), next to them the trajectories file of
 ``goat-nav bench`` (one entry per task, id ``<episode>/<task>``) and the frames file (thumbnails of the frames
 each task chose and of the oracle's); ``--report`` the HTML report; ``--record RUN`` a rosbag2 MCAP bag of the
-interaction phase through :class:`goat_nav.record.RunRecorder`: per task its instruction as a description goal,
+interaction phase through :class:`goat_ros.record.RunRecorder`: per task its instruction as a description goal,
 every observation and action of the low-level drive, and the task's low-level result; ``--experience-bags DIR``
 each experience video as its own bag (``goat_nav.experience_bag``). Real FindingDory episode files
 (``--episodes-file``) need their HSSD scenes in habitat-sim: :func:`check_episodes_file` refuses them, naming the
@@ -76,7 +76,6 @@ from goat_core.types import DiscreteAction, GoalModality, Observation, Pose2D
 from goat_nav.bench_cmd import home_config_from_args
 from goat_nav.experience_bag import write_experience_bag
 from goat_nav.parallel import WORKER_LOST, UnitResult, WorkerPool, WorkUnit, parallel_config
-from goat_nav.record import RecordedGoal, RunRecorder, check_bag_path
 from goat_nav.report import (
     TRAJECTORIES_META_KEY,
     stored_trajectories,
@@ -87,6 +86,7 @@ from goat_nav.report import (
 from goat_nav.resume import PlanResults, check_same_run, plan_run
 from goat_nav.runner import Trajectory
 from goat_nav.suites.findingdory_args import PolicyChoice, build_policy, experience_bag_folder, policy_choice
+from goat_ros.record import RecordedGoal, RunRecorder, check_bag_path
 from sim_bridge.embedded.episodes import scene_id_for
 from sim_bridge.embedded.findingdory_gen import (
     FindingDoryGenConfig,

@@ -28,7 +28,7 @@ from goat_core.mapping.experience_memory import CategoryHistogramEmbedder, ClipF
 from goat_core.mapping.experience_video import VideoEncoding
 from goat_core.perception.factory import PerceptionConfig, build_perception
 from goat_core.perception.model_folder import check_model_folder
-from goat_nav.record import check_bag_path
+from goat_ros.record import check_bag_path
 from sim_bridge.embedded.catalogue import CATALOGUE
 
 _VLM_DEFAULTS = VlmConfig(url="http://localhost/v1", model="-")

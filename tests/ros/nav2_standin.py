@@ -1,6 +1,6 @@
 """TEST STAND-IN for nav2_simple_commander's BasicNavigator: Nav2 is not on PyPI, so it cannot be installed here.
 
-It has the methods goat_stretch.nav2_mode.Nav2GoalSender calls, records every goal, and answers after a few
+It has the methods goat_ros.nav2_mode.Nav2GoalSender calls, records every goal, and answers after a few
 ``isTaskComplete`` polls with a chosen result. It does not move any robot.
 
 ``release`` pins what BasicNavigator does differently per ROS release (navigation2,

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # the protocol client shared with tests
 from foxglove_client import FoxgloveClient  # noqa: E402
 from test_live_view import CHANNELS, check_frame, grid_values  # noqa: E402
 
-from goat_nav import live_view as lv  # noqa: E402
+from goat_ros import live_view as lv  # noqa: E402
 
 
 def _free_port() -> int:

@@ -38,7 +38,7 @@ from goat_nav.runner import EpisodeRunner, RunConfig  # noqa: E402
 from goat_ros import topics  # noqa: E402
 from goat_ros.conversions import msg_to_pose2d, quaternion_to_yaw  # noqa: E402
 from goat_ros.graph import NODES, params_args, repo_config_dir  # noqa: E402
-from goat_stretch.nav2_mode import (  # noqa: E402
+from goat_ros.nav2_mode import (  # noqa: E402
     Nav2GoalSender,
     Nav2Outcome,
     instance_footprint_m,
@@ -348,8 +348,8 @@ def _started_sender(node: Node, navigator: StandinNavigator, executor: SingleThr
                     wait_s: float) -> list[str]:
     """build_sender as the controller calls it (no nav2_initial_pose, amcl); its wait for Nav2 started; the
     executor spun until the wait reports (the error text, "" once active)."""
+    from goat_ros.nav2_start import build_sender
     from goat_ros.params import ControllerParams
-    from goat_stretch.nav2_start import build_sender
 
     sender = build_sender(node, ControllerParams(motion_mode="nav2"), navigator, localisation_wait_s=wait_s)
     reports: list[str] = []

@@ -32,9 +32,8 @@ from goat_core.bench.episodes import GoatDataset, GoatEpisode, save_goat_dataset
 from goat_core.bench.results import SubtaskRecord, read_results_json  # noqa: E402
 from goat_core.errors import GoatError  # noqa: E402
 from goat_core.types import DiscreteAction, GoalModality, Pose2D  # noqa: E402
-from goat_nav import record  # noqa: E402
 from goat_nav.cli import main  # noqa: E402
-from goat_ros import topics  # noqa: E402
+from goat_ros import record, topics  # noqa: E402
 from goat_ros.params import DEFAULT_RECORDED_TOPICS  # noqa: E402
 from goat_ros.recorder_node import LATCHED_TOPICS, TOPIC_TYPES, parse_topics  # noqa: E402
 from sim_bridge.embedded.episodes import generate_dataset  # noqa: E402

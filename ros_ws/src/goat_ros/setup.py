@@ -20,7 +20,7 @@ setup(
             "goal_matching = goat_ros.goal_matching_node:main",
             "controller = goat_ros.controller_node:main",
             "episode_player = goat_ros.episode_player_node:main",
-            "evaluator = goat_ros.evaluator_node:main",
+            "evaluator = sim_bridge.ros.evaluator_node:main",
             "recorder = goat_ros.recorder_node:main",
             "live_view = goat_ros.live_view_node:main",
         ],

@@ -25,6 +25,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from goat_core.bench.episodes import (
+    CATEGORY_WORDS_FIELD,
     GoalObject,
     GoatDataset,
     GoatEpisode,
@@ -33,6 +34,7 @@ from goat_core.bench.episodes import (
     ViewPoint,
     goals_key,
     image_goal_for_task,
+    task_goal_text,
 )
 from goat_core.errors import SceneGenerationError, UnreachableGoalError
 from goat_core.frames import (
@@ -59,8 +61,6 @@ from sim_bridge.embedded.sim import EmbeddedSim, SimConfig
 
 SCENE_PREFIX = "embedded/home"
 _SCENE_RE = re.compile(r"^embedded/home_s(?P<seed>-?\d+)_r(?P<rooms>\d+)" + FURNITURE_TAG_PATTERN + "$")
-# Episode field (kept by the loader in GoatEpisode.extra) holding the word a category task uses, by task index.
-CATEGORY_WORDS_FIELD = "category_words"
 
 
 @dataclass(frozen=True)
@@ -134,20 +134,6 @@ def usable_synonyms(category: str) -> tuple[str, ...]:
             continue
         usable.append(synonym)
     return tuple(usable)
-
-
-def task_goal_text(episode: GoatEpisode, index: int, task: GoatTask) -> str:
-    """The words the agent is given for a category or description task."""
-    if task.modality is GoalModality.CATEGORY:
-        words = episode.extra.get(CATEGORY_WORDS_FIELD) or {}
-        return str(words.get(str(index), task.category))
-    if task.modality is GoalModality.DESCRIPTION:
-        goal = next(g for g in episode.goals[goals_key(episode.scene_id, task.category)]
-                    if g.object_id == task.object_id)
-        if not goal.lang_desc:
-            raise SceneGenerationError(f"episode {episode.episode_id}: object {task.object_id} has no lang_desc")
-        return goal.lang_desc
-    raise ValueError(f"task {index} of episode {episode.episode_id} is an image task and has no text")
 
 
 # ----------------------------------------------------------------------------------------------- descriptions

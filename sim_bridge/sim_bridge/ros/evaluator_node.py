@@ -22,7 +22,7 @@ from goat_interfaces.msg import SubtaskOutcome, SubtaskResult
 from goat_ros import conversions as cv
 from goat_ros import topics
 from goat_ros.params import EvaluatorParams, declare
-from goat_ros.scoring import SubtaskScorer, unscored_error
+from sim_bridge.ros.scoring import SubtaskScorer, unscored_error
 
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 

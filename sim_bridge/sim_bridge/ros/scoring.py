@@ -15,14 +15,14 @@ from goat_core.bench.episodes import GoatEpisode, goals_for_task
 from goat_core.bench.failures import SceneObject, failure_of_subtask
 from goat_core.bench.metrics import spl as spl_metric
 from goat_core.bench.results import SubtaskRecord
-from goat_core.errors import GoatError
+from goat_core.errors import ConfigError, GoatError
 from goat_core.frames import habitat_quaternion_to_yaw, habitat_to_ros_position
 from goat_core.types import DiscreteAction, GoalModality, Pose2D, StopDecision
 from sim_bridge.embedded.episodes import parse_scene_id
 from sim_bridge.embedded.home import generate_home
 from sim_bridge.embedded.navgrid import NavGrid
 from sim_bridge.embedded.sim import SimConfig
-from sim_bridge.embedded.success import SuccessRegion, scene_objects
+from sim_bridge.embedded.success import SUCCESS_METRICS, SuccessRegion, scene_objects
 
 
 def _wrap(angle_rad: float) -> float:
@@ -35,10 +35,14 @@ class SubtaskScorer:
 
     def __init__(self, episodes: Sequence[GoatEpisode], success_metric: str, success_distance_m: float,
                  sim_config: SimConfig = SimConfig()) -> None:
-        from goat_nav.runner import RunConfig
-
+        # The checks of goat_nav.runner.RunConfig, which the in-process run scores with.
+        if success_metric not in SUCCESS_METRICS:
+            raise ConfigError(f"success_metric must be one of {SUCCESS_METRICS}, got {success_metric!r}")
+        if not success_distance_m > 0.0:
+            raise ConfigError(f"success_distance_m must be > 0, got {success_distance_m}")
         self._episodes = {e.episode_id: e for e in episodes}
-        self._run_config = RunConfig(success_metric=success_metric, success_distance_m=success_distance_m)
+        self._success_metric = success_metric
+        self._success_distance_m = success_distance_m
         self._sim_config = sim_config
         self._scene_id: Optional[str] = None
         self._navgrid: Optional[NavGrid] = None
@@ -73,7 +77,7 @@ class SubtaskScorer:
         world = np.array([[start[0] + c * p.x_m - s * p.y_m, start[1] + s * p.x_m + c * p.y_m] for p in poses])
         try:
             region = SuccessRegion(self._grid(episode.scene_id), goals_for_task(episode, task),
-                                   self._run_config.success_metric)
+                                   self._success_metric)
             geodesic_m = region.geodesic_m(world[0])
             if not math.isfinite(geodesic_m):
                 raise GoatError(f"goal of subtask {index} is unreachable from {world[0].round(2).tolist()}")
@@ -83,7 +87,7 @@ class SubtaskScorer:
         for prev, cur in zip(world[:-1], world[1:], strict=True):
             path_length_m += float(np.linalg.norm(cur - prev))
         distance_m = region.distance_m(world[-1])
-        success = stop_reason == "stop" and distance_m <= self._run_config.success_distance_m
+        success = stop_reason == "stop" and distance_m <= self._success_distance_m
         decision = decision if stop_reason == "stop" else None
         failure = failure_of_subtask(success, stop_reason, decision, start[:2], yaw0,
                                      [g.object_id for g in goals_for_task(episode, task)], self._objects)

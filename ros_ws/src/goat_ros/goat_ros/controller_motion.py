@@ -68,7 +68,7 @@ class Nav2Handover:
     def __init__(self, node: Node, params: ControllerParams, navigator: Any,
                  on_done: Callable[[Nav2Done], None]) -> None:
         try:
-            from goat_stretch.nav2_start import build_sender
+            from goat_ros.nav2_start import build_sender
         except ImportError as exc:
             raise ConfigError(f"motion_mode nav2 needs the goat_stretch package (ros_ws/src/goat_stretch): {exc}"
                               ) from None
@@ -110,7 +110,7 @@ class Nav2Handover:
     def hand_over(self, sub: Subtask, agent: Agent, pose: Pose2D, action: DiscreteAction,
                   anchor: Optional[Pose2D]) -> bool:
         """Send the approach pose of the instance the agent heads for to Nav2, when it is time; True if sent."""
-        from goat_stretch.nav2_mode import NoApproachPoseError
+        from goat_ros.nav2_mode import NoApproachPoseError
 
         try:
             plan = plan_handover(agent, sub, pose, self._params, anchor,

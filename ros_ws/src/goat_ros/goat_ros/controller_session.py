@@ -7,7 +7,7 @@ produced, and the controller acts again once that set is complete. One ``Subtask
 
 ``motion_mode: nav2`` (the physical robot, docs/robot.md section 8): the agent still decides every step, and
 scanning and exploring still go through ``/goat/execute_action``; when it heads for a confident match
-(``goat_stretch.nav2_mode.handover_instance``), that instance's approach pose goes to Nav2 instead, and Nav2's
+(``goat_ros.nav2_mode.handover_instance``), that instance's approach pose goes to Nav2 instead, and Nav2's
 success ends the subtask with STOP. A Nav2 failure, a timeout or no free approach pose leave the rest of the
 subtask to discrete actions.
 """
@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
 from goat_core.types import DiscreteAction, Instance, Pose2D, StopDecision
+from goat_core.vocabulary import OBJECT_LABELS
 from goat_interfaces.msg import Goal as GoalMsg
 from goat_ros import conversions as cv
 from goat_ros import topics
@@ -27,7 +28,7 @@ from goat_ros.params import ControllerParams
 
 if TYPE_CHECKING:
     from goat_core.agent import Agent
-    from goat_stretch.nav2_mode import Nav2Outcome
+    from goat_ros.nav2_mode import Nav2Outcome
 
 
 @dataclass
@@ -93,7 +94,7 @@ class Nav2Done:
 
     @property
     def succeeded(self) -> bool:
-        from goat_stretch.nav2_mode import Nav2Outcome
+        from goat_ros.nav2_mode import Nav2Outcome
 
         return self.outcome is Nav2Outcome.SUCCEEDED
 
@@ -199,9 +200,9 @@ def plan_handover(agent: Agent, sub: Subtask, pose: Pose2D, params: ControllerPa
                   nav2_ready: bool) -> Optional[Handover]:
     """The Nav2 goal for the instance the agent heads for, when it is time to hand over; None to step on.
 
-    Raises goat_stretch.nav2_mode.NoApproachPoseError when no free approach pose is found.
+    Raises goat_ros.nav2_mode.NoApproachPoseError when no free approach pose is found.
     """
-    from goat_stretch.nav2_mode import episode_to_odom, handover_instance, instance_goal_pose, occupancy_is_free
+    from goat_ros.nav2_mode import episode_to_odom, handover_instance, instance_goal_pose, occupancy_is_free
 
     instance = handover_instance(agent.debug_state(), agent.memory.instances, nav2_ready=nav2_ready,
                                  fell_back=sub.nav2_fell_back)
@@ -216,13 +217,11 @@ def plan_handover(agent: Agent, sub: Subtask, pose: Pose2D, params: ControllerPa
 
 def build_agent(params: ControllerParams) -> Agent:
     """The agent over the configured perception backend and matcher; model folders are checked first."""
-    from goat_core.agent import AgentConfig
+    from goat_core.agent import Agent, AgentConfig
     from goat_core.matching.matcher import MatcherConfig
-    from goat_core.matching.selection import StackConfig
+    from goat_core.matching.selection import StackConfig, build_stack
     from goat_core.perception.factory import PerceptionConfig
     from goat_core.perception.model_folder import check_model_folder
-    from goat_nav.runner import build_agent as build_runner_agent
-    from sim_bridge.embedded.catalogue import CATALOGUE
 
     p = params
     stack = StackConfig(perception=PerceptionConfig(backend=p.perception_backend, model_dir=p.model_dir or None,
@@ -230,7 +229,6 @@ def build_agent(params: ControllerParams) -> Agent:
                         matcher=p.matcher, image_matcher=p.image_matcher, clip_model_dir=p.clip_model_dir or None)
     if p.perception_backend != "ground_truth":
         check_model_folder(p.model_dir or None, p.perception_backend)
-    # Every backend names the categories of the simulator's catalogue (GOAT's object vocabulary), as the
-    # in-process run does.
-    return build_runner_agent(AgentConfig(use_memory=p.use_memory), MatcherConfig(), [spec.name for spec in CATALOGUE],
-                              stack=stack)
+    # Every backend names the categories of the object vocabulary, as the in-process run does.
+    perception, matcher = build_stack(stack, list(OBJECT_LABELS), MatcherConfig())
+    return Agent(AgentConfig(use_memory=p.use_memory), perception, matcher)

@@ -25,7 +25,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 from std_msgs.msg import String
 
-from goat_core.bench.episodes import GoatEpisode, GoatTask, image_goal_for_task, load_goat_dataset
+from goat_core.bench.episodes import GoatEpisode, GoatTask, image_goal_for_task, load_goat_dataset, task_goal_text
 from goat_core.errors import ConfigError, GoatError
 from goat_core.frames import habitat_quaternion_to_tilt, habitat_quaternion_to_yaw, habitat_to_ros_position
 from goat_core.types import GoalModality
@@ -133,7 +133,6 @@ class EpisodePlayerNode(Node):
 
     async def _goal_msg(self, episode: GoatEpisode, index: int, task: GoatTask, stamp: Any) -> GoalMsg:
         from goat_core.bench.episodes import goals_for_task
-        from sim_bridge.embedded.episodes import task_goal_text
 
         goals = goals_for_task(episode, task)
         target = task.object_id or (goals[0].object_id if goals else "")

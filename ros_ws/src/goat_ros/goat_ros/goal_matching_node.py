@@ -27,6 +27,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from goat_core.errors import ConfigError, GoatError
 from goat_core.matching.ranking import Ranking, RankingMatcher, rank_instances
 from goat_core.types import Instance
+from goat_core.vocabulary import OBJECT_LABELS
 from goat_interfaces.msg import Goal as GoalMsg
 from goat_interfaces.msg import GoalMatches, InstanceMemory
 from goat_ros import conversions as cv
@@ -52,11 +53,10 @@ class GoalMatchingNode(Node):
         self.get_logger().info(f"goal_matching ready (matcher: {self.params.matcher})")
 
     def _build_matcher(self) -> tuple[RankingMatcher, list[str]]:
-        """The configured goal matcher over the simulator catalogue's labels (the controller's vocabulary)."""
+        """The configured goal matcher over the object vocabulary (the controller's)."""
         from goat_core.matching.matcher import MatcherConfig
         from goat_core.matching.selection import StackConfig, build_stack
         from goat_core.perception.factory import PerceptionConfig
-        from sim_bridge.embedded.catalogue import CATALOGUE
 
         p = self.params
         if p.matcher == "cow":
@@ -64,7 +64,7 @@ class GoalMatchingNode(Node):
                               "(it is its own perception backend), not in an instance memory")
         stack = StackConfig(perception=PerceptionConfig(device=p.device), matcher=p.matcher,
                             image_matcher=p.image_matcher, clip_model_dir=p.clip_model_dir or None)
-        labels = [spec.name for spec in CATALOGUE]
+        labels = list(OBJECT_LABELS)
         _, matcher = build_stack(stack, labels, MatcherConfig())  # the ground-truth backend it also builds is unused
         if not isinstance(matcher, RankingMatcher):
             raise ConfigError(f"goal matcher {p.matcher!r} cannot list its candidates")

@@ -45,7 +45,7 @@ NODES: dict[str, NodeSpec] = {spec.name: spec for spec in (
              "the GOAT agent: instance mapping, goal matching and the discrete-action policy; map/markers/path"),
     NodeSpec("episode_player", "episode_player", "goat_ros.episode_player_node:EpisodePlayerNode",
              "replays an episode file as goal messages, one subtask after another"),
-    NodeSpec("evaluator", "evaluator", "goat_ros.evaluator_node:EvaluatorNode",
+    NodeSpec("evaluator", "evaluator", "sim_bridge.ros.evaluator_node:EvaluatorNode",
              "scores subtask outcomes (SR, SPL) and writes the results JSON"),
     NodeSpec("stretch_driver", "stretch_driver", "goat_stretch.driver_node:StretchDriverNode",
              "the physical Stretch: serves ExecuteAction through stretch_body with safety stops",

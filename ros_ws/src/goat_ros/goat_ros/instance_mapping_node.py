@@ -30,6 +30,7 @@ from visualization_msgs.msg import MarkerArray
 
 from goat_core.errors import GoatError
 from goat_core.types import Pose2D
+from goat_core.vocabulary import OBJECT_LABELS
 from goat_interfaces.msg import Goal as GoalMsg
 from goat_interfaces.msg import InstanceLabels, InstanceMemory, Instances
 from goat_ros import conversions as cv
@@ -81,11 +82,10 @@ class InstanceMappingNode(Node):
         from goat_core.agent import AgentConfig
         from goat_core.mapping.lifelong import LifelongMapper
         from goat_core.perception.factory import PerceptionConfig, build_perception
-        from sim_bridge.embedded.catalogue import CATALOGUE
 
         p = self.params
         perception = build_perception(PerceptionConfig(backend=p.perception_backend, model_dir=p.model_dir or None,
-                                                       device=p.device), [spec.name for spec in CATALOGUE])
+                                                       device=p.device), list(OBJECT_LABELS))
         agent = AgentConfig()  # the agent's grid, memory and footprint settings: one map, built the same way
         return LifelongMapper(perception, agent.occupancy, agent.memory, agent.robot_radius_m)
 

@@ -1,6 +1,6 @@
 """The live_view node: the graph's topics served to Foxglove / Lichtblick over a Foxglove WebSocket (foxglove-sdk).
 
-A thin adapter: each message is converted at the boundary and handed to ``goat_nav.live_view.LiveView``, which
+A thin adapter: each message is converted at the boundary and handed to ``goat_ros.live_view.LiveView``, which
 ``goat-nav bench --live`` feeds from the in-process run as well (one set of channels; docs/ros.md "Three ways to
 watch a run"). ``goat-nav view`` runs this node alone next to a running graph; ``live_view:=true`` adds it to
 sim.launch.py.
@@ -21,9 +21,9 @@ from visualization_msgs.msg import Marker
 
 from goat_core.types import Pose2D
 from goat_interfaces.msg import Instances, SubtaskOutcome
-from goat_nav.live_view import InstanceBox, LiveView
 from goat_ros import conversions as cv
 from goat_ros import topics
+from goat_ros.live_view import InstanceBox, LiveView
 from goat_ros.params import LiveViewParams, declare
 
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)

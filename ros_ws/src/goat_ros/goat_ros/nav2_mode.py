@@ -11,7 +11,7 @@ robot_navigator.py``, branches humble, jazzy and kilted), and what the sender do
 * ``waitUntilNav2Active(localizer='amcl')`` publishes ``initial_pose`` (the map origin unless
   ``setInitialPose`` was called) until ``amcl_pose`` arrives, which resets a localised AMCL to the origin. The
   sender sets the robot's pose first: the operator's (``initial_pose``) or, without one, the one localisation
-  reports (``current_pose``, :mod:`goat_stretch.nav2_start`), and refuses amcl with neither.
+  reports (``current_pose``, :mod:`goat_ros.nav2_start`), and refuses amcl with neither.
 * ``localizer='robot_localization'`` (not a lifecycle node): jazzy and kilted skip waiting for it; humble waits
   for ``robot_localization/get_state`` forever. The sender then waits for the navigator instead, on every release.
 * ``goToPose`` returns False when the goal is rejected (humble, jazzy) or None (kilted): both are a rejection.

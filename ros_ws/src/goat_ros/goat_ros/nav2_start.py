@@ -1,7 +1,7 @@
 """Starting the controller's Nav2 mode: the goal sender, and AMCL's initial pose when the operator gives none.
 
 ``BasicNavigator.waitUntilNav2Active(localizer='amcl')`` publishes an initial pose before it returns (the map
-origin unless ``setInitialPose`` was called; see :mod:`goat_stretch.nav2_mode`). With ``nav2_initial_pose`` the
+origin unless ``setInitialPose`` was called; see :mod:`goat_ros.nav2_mode`). With ``nav2_initial_pose`` the
 operator's pose is set. Without it the robot's current pose from localisation is set, so the publish leaves a
 localised AMCL where it is: the newest ``/amcl_pose`` (AMCL publishes it transient-local, so a late subscriber
 still gets the last one), else the chain ``<global> -> odom -> base_link`` (or ``<global> -> base_link``) on
@@ -20,7 +20,7 @@ from typing import Any, Callable, Optional
 
 from goat_core.errors import GoatError
 from goat_core.types import Pose2D
-from goat_stretch.nav2_mode import Nav2GoalSender, episode_to_odom, parse_initial_pose
+from goat_ros.nav2_mode import Nav2GoalSender, episode_to_odom, parse_initial_pose
 
 AMCL_POSE = "/amcl_pose"  # geometry_msgs/PoseWithCovarianceStamped, AMCL's pose estimate
 LOCALISATION_WAIT_S = 10.0  # how long the Nav2 start waits for a localised pose when nav2_initial_pose is empty

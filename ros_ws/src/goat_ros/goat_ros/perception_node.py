@@ -17,6 +17,7 @@ from sensor_msgs.msg import Image
 
 from goat_core.perception.gt import GroundTruthPerception
 from goat_core.types import CameraIntrinsics, Observation, Pose2D
+from goat_core.vocabulary import OBJECT_LABELS
 from goat_interfaces.msg import Detection, Detections, InstanceLabels
 from goat_ros import conversions as cv
 from goat_ros import topics
@@ -29,9 +30,7 @@ class PerceptionNode(Node):
     def __init__(self, name: str = "perception", cli_args: Optional[list[str]] = None) -> None:
         super().__init__(name, cli_args=cli_args)
         self.params = declare(self, PerceptionParams)
-        from sim_bridge.embedded.catalogue import CATALOGUE
-
-        self._backend = GroundTruthPerception(labels=[spec.name for spec in CATALOGUE])
+        self._backend = GroundTruthPerception(labels=list(OBJECT_LABELS))
         self._parts: dict[int, dict[str, Any]] = {}
         self._pub = self.create_publisher(Detections, topics.DETECTIONS, RELIABLE)
         self._pub_overlay = self.create_publisher(Image, topics.DETECTION_IMAGE, RELIABLE)

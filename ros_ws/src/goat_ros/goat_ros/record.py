@@ -94,8 +94,8 @@ RUN_INFO_KEY = "goat_nav.run"  # metadata.yaml custom_data: the run's settings a
 
 DEFAULT_STEP_PERIOD_NS = 100_000_000  # 0.1 s of simulated time per action: 10 actions a second on playback
 
-# goat_interfaces in the source tree: <repo>/ros_ws/src/goat_interfaces (goat_nav is installed from <repo>).
-INTERFACES_DIR = Path(__file__).resolve().parents[1] / "ros_ws" / "src" / "goat_interfaces"
+# goat_interfaces in the source tree: <repo>/ros_ws/src/goat_interfaces, beside this package (installed from <repo>).
+INTERFACES_DIR = Path(__file__).resolve().parents[2] / "goat_interfaces"
 
 
 class RecordError(GoatError, ValueError):

@@ -2,7 +2,7 @@
 
 rosbag2 is not installable from PyPI, so this node does for a fixed topic list what ``ros2 bag record -s mcap``
 does: it subscribes with ``raw=True`` (rclpy hands over each message's CDR bytes as they came off the wire, with
-no deserialisation) and stores them through :class:`goat_nav.record.CdrBagWriter`, which shares the bag layout
+no deserialisation) and stores them through :class:`goat_ros.record.CdrBagWriter`, which shares the bag layout
 (``RUN/metadata.yaml`` + ``RUN/RUN.mcap``), zstd chunks, ``goat_nav.*`` custom data and typestore with
 ``goat-nav bench --record``. ``ros2 bag info``/``play``, Foxglove and rosbags' AnyReader read the result.
 
@@ -33,9 +33,9 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from goat_core.errors import GoatError
-from goat_nav.record import RUN_INFO_KEY, CdrBagWriter
 from goat_ros import topics
 from goat_ros.params import RecorderParams, declare
+from goat_ros.record import RUN_INFO_KEY, CdrBagWriter
 
 # Deep enough that a burst of observation sets waits in the reader's history while a large frame is written.
 RECORD_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)

@@ -35,7 +35,7 @@ import numpy as np
 
 from goat_core import frames
 from goat_core.bench.results import atomic_write_bytes
-from goat_core.errors import EpisodeFormatError, InvalidGoalError
+from goat_core.errors import EpisodeFormatError, InvalidGoalError, SceneGenerationError
 from goat_core.types import GoalModality, Pose2D
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -44,6 +44,8 @@ Quat = tuple[float, float, float, float]
 
 CONTENT_DIR = "content"
 _GZIP_MAGIC = b"\x1f\x8b"
+# Episode field (kept by the loader in GoatEpisode.extra) holding the word a category task uses, by task index.
+CATEGORY_WORDS_FIELD = "category_words"
 
 
 # ----------------------------------------------------------------------------------------------- dataclasses
@@ -209,6 +211,20 @@ def goals_for_task(episode: GoatEpisode, task: GoatTask) -> tuple[GoalObject, ..
             f"{[g.object_id for g in objects]}"
         )
     return chosen
+
+
+def task_goal_text(episode: GoatEpisode, index: int, task: GoatTask) -> str:
+    """The words the agent is given for a category or description task."""
+    if task.modality is GoalModality.CATEGORY:
+        words = episode.extra.get(CATEGORY_WORDS_FIELD) or {}
+        return str(words.get(str(index), task.category))
+    if task.modality is GoalModality.DESCRIPTION:
+        goal = next(g for g in episode.goals[goals_key(episode.scene_id, task.category)]
+                    if g.object_id == task.object_id)
+        if not goal.lang_desc:
+            raise SceneGenerationError(f"episode {episode.episode_id}: object {task.object_id} has no lang_desc")
+        return goal.lang_desc
+    raise ValueError(f"task {index} of episode {episode.episode_id} is an image task and has no text")
 
 
 def image_goal_for_task(episode: GoatEpisode, task: GoatTask) -> ImageGoalSpec:
