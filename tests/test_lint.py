@@ -25,6 +25,7 @@ def test_ruff_clean() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.slow
 def test_mypy_core_clean() -> None:
     pytest.importorskip("mypy", reason="mypy is not installed (pip install -e '.[dev]')")
     result = _run([sys.executable, "-m", "mypy", "ros_ws/src/goat_core/goat_core", "goat_nav",

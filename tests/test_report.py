@@ -52,6 +52,7 @@ def run_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return results, report
 
 
+@pytest.mark.slow
 def test_goat_nav_report_reproduces_the_bench_report(run_files: tuple[Path, Path], tmp_path: Path) -> None:
     results, bench_report = run_files
     meta = read_results_json(results).meta
@@ -276,6 +277,7 @@ def _chromium_run(binary: str, profile: Path, *args: str) -> subprocess.Complete
                           capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_the_report_renders_in_headless_chromium(run_files: tuple[Path, Path], tmp_path: Path) -> None:
     binary = _chromium()
     _, report = run_files

@@ -51,6 +51,7 @@ def first_run(episode, embedder):
     return _run(episode, embedder)
 
 
+@pytest.mark.slow
 def test_every_subtask_is_scored(episode, first_run) -> None:
     records, trajectory, traces = first_run
     assert [r.index for r in records] == list(range(len(episode.tasks)))
@@ -67,17 +68,20 @@ def test_every_subtask_is_scored(episode, first_run) -> None:
     assert len(traces) == len(records) and all(t.line() for t in traces)
 
 
+@pytest.mark.slow
 def test_the_agent_reaches_goals(first_run) -> None:
     records, _, _ = first_run
     assert any(r.success for r in records), [t.line() for t in first_run[2]]
 
 
+@pytest.mark.slow
 def test_same_episode_same_actions(episode, embedder, first_run) -> None:
     records, _, _ = _run(episode, embedder)
     assert [r.actions for r in records] == [r.actions for r in first_run[0]]
     assert [r.spl for r in records] == [r.spl for r in first_run[0]]
 
 
+@pytest.mark.slow
 def test_no_memory_ablation_forgets_between_subtasks(episode, embedder, first_run) -> None:
     records, _, _ = _run(episode, embedder, use_memory=False)
     # Without memory the agent starts every subtask with a scan (turns in place) before it can act on a goal.
@@ -87,6 +91,7 @@ def test_no_memory_ablation_forgets_between_subtasks(episode, embedder, first_ru
     assert [r.actions for r in records] != [r.actions for r in first_run[0]]
 
 
+@pytest.mark.slow
 def test_a_goal_without_view_points_is_recorded_as_an_error_and_the_run_goes_on(episode, embedder) -> None:
     task = episode.tasks[0]
     key = next(k for k, v in episode.goals.items() if v and v[0].object_category == task.category)
@@ -149,6 +154,7 @@ def episodes_file(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_cli_bench_writes_results_and_report(episodes_file: Path, tmp_path: Path, capsys) -> None:
     out, report = tmp_path / "results.json", tmp_path / "report.html"
     code = main(["bench", "--episodes-file", str(episodes_file), "--max-actions", str(BUDGET), "--out", str(out),
@@ -208,6 +214,7 @@ def _goals(episode, embedder, noise: bool, paraphrase: bool = False, image_categ
     return goals
 
 
+@pytest.mark.slow
 def test_image_noise_perturbs_image_goals_only_and_reproducibly(episode, embedder) -> None:
     clean, noisy, again = (_goals(episode, embedder, noise) for noise in (False, True, True))
     assert [i for i, _ in clean] == list(range(len(episode.tasks)))  # the callback sees every subtask's goal
@@ -223,6 +230,7 @@ def test_image_noise_perturbs_image_goals_only_and_reproducibly(episode, embedde
             assert (c.category, c.text) == (n.category, n.text)
 
 
+@pytest.mark.slow
 def test_paraphrase_restates_description_goals_only(episode, embedder) -> None:
     clean, restated = _goals(episode, embedder, False), _goals(episode, embedder, False, paraphrase=True)
     pairs = [(c, r) for (_, c), (_, r) in zip(clean, restated, strict=True)]
@@ -231,6 +239,7 @@ def test_paraphrase_restates_description_goals_only(episode, embedder) -> None:
     assert all(c.category == r.category for c, r in pairs if c.modality is GoalModality.CATEGORY)
 
 
+@pytest.mark.slow
 def test_image_goals_name_the_category_of_their_task_unless_switched_off(episode, embedder) -> None:
     named, bare = _goals(episode, embedder, False), _goals(episode, embedder, False, image_category=False)
     tasks = episode.tasks

@@ -134,6 +134,7 @@ def episode() -> Iterator[Episode]:
         yield Episode(sim, experience, judge, generate_tasks(sim, experience, judge, rng), navigator)
 
 
+@pytest.mark.slow
 def test_experience_log_follows_the_moves(episode: Episode) -> None:
     log, moves, sim = episode.experience.log, episode.experience.moves, episode.sim
     config = FindingDoryGenConfig()
@@ -158,6 +159,7 @@ def test_experience_log_follows_the_moves(episode: Episode) -> None:
         assert episode.judge.check_frame(Subgoal("object", frozenset({m.object_id})), pick).sc is False
 
 
+@pytest.mark.slow
 def test_every_task_type_has_a_correct_non_empty_answer(episode: Episode) -> None:
     tasks, moves, log = episode.tasks, episode.experience.moves, episode.experience.log
     assert [t.task_type for t in tasks] == list(TASK_TYPES)
@@ -191,6 +193,7 @@ def test_every_task_type_has_a_correct_non_empty_answer(episode: Episode) -> Non
             assert pick(spans, key=lambda o: spans[o]) in expected[0]
 
 
+@pytest.mark.slow
 def test_selected_frames_pass_the_high_level_check(episode: Episode) -> None:
     log = episode.experience.log
     for task in episode.tasks:
@@ -207,6 +210,7 @@ def test_selected_frames_pass_the_high_level_check(episode: Episode) -> None:
     assert suite.high_level_outcome(episode.judge, task, placed, log) == suite.Relaxed(True, True, True)
 
 
+@pytest.mark.slow
 def test_run_task_scores_as_findingdory_does(episode: Episode) -> None:
     task = episode.task("interaction_order")
     config = suite.FindingDoryRunConfig(max_actions_per_goal=300)
@@ -272,6 +276,7 @@ def test_a_failed_task_is_classified_as_the_failure_taxonomy_says(outcome: suite
 # ----------------------------------------------------------------------------------------------- CLI
 
 
+@pytest.mark.slow
 def test_cli_runs_one_tiny_episode_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(suite, "TASK_TYPES", ("interaction_order", "unordered_revisitation"))

@@ -201,6 +201,7 @@ def test_level_tables_of_a_small_run() -> None:
     assert tables.seq_sr == {1: 1.0, 2: 0.5, 3: 0.0, 4: 0.0, 5: 0.0}
 
 
+@pytest.mark.slow
 def test_cli_runs_a_tiny_langmap_suite_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "langmap.json"
     code = main(["bench", "--suite", "langmap", "--episodes", "1", "--seed", str(SEED), "--num-rooms", "3",

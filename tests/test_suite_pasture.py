@@ -100,6 +100,7 @@ def _aimed_pixels(sim: EmbeddedSim, obj: ObjectSpec, points: np.ndarray) -> list
     return counts
 
 
+@pytest.mark.slow
 def test_a_hidden_object_is_out_of_sight_from_most_view_points_but_in_the_metadata(
         sim: EmbeddedSim, targets: list[PastureTarget]) -> None:
     home: Home = sim.home
@@ -120,6 +121,7 @@ def test_a_hidden_object_is_out_of_sight_from_most_view_points_but_in_the_metada
     assert len(target.view_points_xy_m) == seen.sum()
 
 
+@pytest.mark.slow
 def test_each_split_gets_a_target_that_fits_its_definition(sim: EmbeddedSim, targets: list[PastureTarget]) -> None:
     home = sim.home
     assert [t.category for t in targets] == list(PASTURE_CATEGORIES)
@@ -187,6 +189,7 @@ def test_per_split_table_of_a_small_run() -> None:
     assert overall.success_rate == pytest.approx(4 / 6) and overall.spl == pytest.approx(2.2 / 6)
 
 
+@pytest.mark.slow
 def test_cli_runs_a_tiny_pasture_suite_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "pasture.json"
     code = main(["bench", "--suite", "pasture", "--episodes", "1", "--seed", str(SEED), "--num-rooms", "3",
