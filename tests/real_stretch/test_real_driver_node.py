@@ -14,7 +14,7 @@ from teardown import end_event_loop
 
 from goat_core.types import DiscreteAction
 
-pytestmark = pytest.mark.real_stretch_body
+pytestmark = [pytest.mark.real_stretch_body, pytest.mark.slow]  # real timing: seconds per test
 
 MODE_SAFETY = 0
 

@@ -28,7 +28,7 @@ from goat_stretch.driver import (
     StopReason,
 )
 
-pytestmark = pytest.mark.real_stretch_body
+pytestmark = [pytest.mark.real_stretch_body, pytest.mark.slow]  # real timing: seconds per test
 
 REPO = Path(__file__).resolve().parents[2]
 INTR = CameraIntrinsics.from_hfov(90, 160, math.radians(42.0))

@@ -15,7 +15,7 @@ from goat_core.types import DiscreteAction
 from goat_stretch.body import HeadCalibration
 from goat_stretch.driver import DiscreteActionExecutor, ExecutorConfig, MonotonicClock, StopReason
 
-pytestmark = pytest.mark.real_stretch_body
+pytestmark = [pytest.mark.real_stretch_body, pytest.mark.slow]  # real timing: seconds per test
 
 CALIBRATION = """tilt_angle_offset: 0.05
 tilt_looking_up_offset: 0.02

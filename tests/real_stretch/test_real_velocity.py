@@ -14,7 +14,7 @@ from goat_stretch.bringup import shutdown_exceptions
 from goat_stretch.driver import DiscreteActionExecutor, ExecutorConfig, MonotonicClock
 from goat_stretch.velocity import VelocityConfig, VelocityController, VelocityReason
 
-pytestmark = pytest.mark.real_stretch_body
+pytestmark = [pytest.mark.real_stretch_body, pytest.mark.slow]  # real timing: seconds per test
 
 MODE_SAFETY, MODE_VEL_PID = 0, 4
 SE3_WHEEL_SEPARATION_M = 0.3153  # robot_params_SE3 base.wheel_separation_m

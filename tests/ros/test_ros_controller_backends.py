@@ -27,6 +27,7 @@ def test_a_missing_model_folder_stops_the_controller_at_start_up(ros: None, tmp_
         _controller({"perception_backend": "owlvit", "model_dir": str(tmp_path / "nope")})
 
 
+@pytest.mark.slow
 def test_the_controller_runs_an_owlvit_folder(ros: None, tmp_path: Path) -> None:
     pytest.importorskip("torch", reason="needs the openvocab extra (pip install -e '.[openvocab]')")
     pytest.importorskip("transformers", reason="needs the openvocab extra (pip install -e '.[openvocab]')")

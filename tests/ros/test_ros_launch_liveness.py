@@ -37,6 +37,7 @@ def _child_running(parent_pid: int, module: str) -> int | None:
     return None
 
 
+@pytest.mark.slow
 def test_a_killed_node_stops_the_launch_with_its_name_and_rc_1() -> None:
     launch = subprocess.Popen([sys.executable, "-m", "goat_nav.cli", "launch", "sim", "--isolated"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)

@@ -188,6 +188,7 @@ def graph() -> Iterator[Graph]:
         rclpy.try_shutdown()
 
 
+@pytest.mark.slow
 def test_mapping_publishes_the_map_and_the_instances_seen(graph: Graph) -> None:
     memory = graph.memories[-1]
     assert (memory.generation, memory.frames) == (1, TURNS + 1)

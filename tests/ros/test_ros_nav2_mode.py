@@ -147,6 +147,7 @@ def success_run(graph: Graph) -> _Runs:
     return _Runs(outcome, state, instance, is_free, goal)
 
 
+@pytest.mark.slow
 def test_the_approach_goes_to_nav2_and_its_success_ends_the_subtask_with_stop(success_run: _Runs) -> None:
     out = success_run.success
     assert out.stop_reason == SubtaskOutcome.STOP and not out.error
@@ -175,6 +176,7 @@ def discrete_reference() -> tuple[list[int], str]:
     return [int(a) for a in records[0].actions], records[0].stop_reason
 
 
+@pytest.mark.slow
 def test_a_nav2_failure_leaves_the_subtask_to_discrete_actions(graph: Graph, success_run: _Runs,
                                                                discrete_reference: tuple[list[int], str]) -> None:
     before = len(graph.navigator.sent())
@@ -189,6 +191,7 @@ def test_a_nav2_failure_leaves_the_subtask_to_discrete_actions(graph: Graph, suc
     assert (list(out.actions), out.stop_reason) == discrete_reference
 
 
+@pytest.mark.slow
 def test_no_free_approach_pose_leaves_the_subtask_to_discrete_actions(
         graph: Graph, discrete_reference: tuple[list[int], str]) -> None:
     # The approach circle lies outside the 40 m grid: every candidate pose is unknown space.

@@ -116,6 +116,7 @@ def test_an_unknown_backend_stops_the_bridge_at_start_up(ros: None) -> None:
         _bridge({"backend": "gazebo"})
 
 
+@pytest.mark.slow
 def test_the_bridge_executable_says_why_without_a_traceback() -> None:
     try:
         import habitat_sim  # noqa: F401
