@@ -34,8 +34,8 @@ def embedder() -> SentenceEmbedder:
     return SentenceEmbedder()
 
 
-def cow(embedder: SentenceEmbedder, config: CowAgentConfig = CowAgentConfig()) -> CowAgent:
-    return CowAgent(config, GroundTruthLocalizer(GroundTruthPerception(LABELS, min_pixels=5), embedder))
+def cow(embedder: SentenceEmbedder) -> CowAgent:
+    return CowAgent(CowAgentConfig(), GroundTruthLocalizer(GroundTruthPerception(LABELS, min_pixels=5), embedder))
 
 
 def test_stops_facing_a_visible_goal_within_the_found_radius(embedder: SentenceEmbedder) -> None:
