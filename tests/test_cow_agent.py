@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from goat_core.agent import Agent, AgentConfig
-from goat_core.baselines.cow_agent import CowAgent, CowAgentConfig, GroundTruthLocalizer
+from goat_core.baselines.cow_agent import CowAgent, CowAgentConfig, GroundTruthLocalizer, RelevanceLocalizer
 from goat_core.errors import ConfigError, InvalidGoalError
+from goat_core.matching.cow import CowConfig, CowPerception, CowQuery
 from goat_core.matching.embeddings import SentenceEmbedder
 from goat_core.matching.matcher import MatcherConfig
 from goat_core.matching.selection import StackConfig
@@ -22,7 +23,7 @@ from goat_core.types import DiscreteAction, Goal, GoalModality, Pose2D
 from goat_nav.cli import main
 from goat_nav.runner import EpisodeRunner, RunConfig
 from sim_bridge.embedded.episodes import generate_dataset
-from tests.test_agent import BoxWorld, CategoryMatcher, distance_to_box, run, two_rooms
+from tests.test_agent import BoxWorld, CategoryMatcher, distance_to_box, room, run, two_rooms
 
 LABELS = ["chair", "table", "sofa"]
 TABLE, CHAIR = two_rooms()[7], two_rooms()[6]
@@ -53,6 +54,29 @@ def test_stops_facing_a_visible_goal_within_the_found_radius(embedder: SentenceE
     assert abs(math.remainder(bearing - world.pose.yaw_rad, 2 * math.pi)) < math.radians(45)  # faces it
     stop = agent.last_stop
     assert stop is not None and not stop.gave_up and stop.category == "table"
+
+
+class RedRelevance:
+    """A relevance source that finds the box world's objects by their colour (objects are red, the rest grey)."""
+
+    threshold = 0.5
+
+    def set_query(self, query: CowQuery) -> None:
+        self.query = query
+
+    def relevance(self, rgb: np.ndarray) -> np.ndarray:
+        return (rgb[..., 0] > 150).astype(np.float32)
+
+
+def test_cows_own_localizer_finds_the_goal_from_the_relevance_map() -> None:
+    """With CoW's open-vocabulary localizer (a relevance map reduced to its centre pixel) instead of ground truth."""
+    world = BoxWorld(room(-1, 4, -2, 2) + [TABLE])  # one red object
+    agent = CowAgent(CowAgentConfig(), RelevanceLocalizer(CowPerception(RedRelevance(), CowConfig())))
+    result = run(world, agent, "table", start=Pose2D(-0.5, -0.6, 0.0))
+    assert result.actions[-1] is DiscreteAction.STOP
+    assert distance_to_box(world.pose, TABLE) <= CowAgentConfig().found_radius_m
+    assert agent.looking_for == "table"
+    assert {i.category for i in agent.memory.instances.values()} == {"table"}
 
 
 def test_explores_to_a_goal_in_the_next_room(embedder: SentenceEmbedder) -> None:

@@ -62,6 +62,7 @@ from goat_core.mapping.instance_memory import InstanceMemory, InstanceMemoryConf
 from goat_core.mapping.occupancy import OccupancyConfig, OccupancyGrid
 from goat_core.matching.base import NO_MATCH, MatchResult
 from goat_core.matching.category import CategoryResolver, vocabulary_resolver
+from goat_core.matching.cow import CowPerception
 from goat_core.matching.description import DescriptionMatcherConfig, DescriptionParser
 from goat_core.matching.embeddings import SentenceEmbedder
 from goat_core.perception.base import PerceptionBackend
@@ -172,6 +173,27 @@ class GroundTruthLocalizer:
         if self.category is None:
             return []
         return [d for d in self.perception.detect(obs) if d.category == self.category]
+
+
+class RelevanceLocalizer:
+    """CoW's open-vocabulary localizer (goat_core.matching.cow.CowPerception): OWL-ViT / OWLv2 boxes or CLIP crop
+    cosines for the goal's query, reduced to the centre pixel of the most relevant region.
+
+    The query is the category prompt, the description's text or the goal picture itself (no category needed),
+    as the paper's CoW queries its localizer. Detections are per frame (keys are not persistent): the instance
+    memory merges them by 3D overlap.
+    """
+
+    persistent_keys = False
+
+    def __init__(self, perception: CowPerception) -> None:
+        self.perception = perception
+
+    def set_goal(self, goal: Goal) -> str:
+        return self.perception.set_goal(goal).key
+
+    def localize(self, obs: Observation) -> list[Detection]:
+        return self.perception.detect(obs)
 
 
 class CowAgent:
