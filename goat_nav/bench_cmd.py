@@ -13,6 +13,7 @@ from typing import Any, Optional, Sequence
 from tqdm import tqdm
 
 from goat_core.agent import AgentConfig
+from goat_core.baselines.cow_agent import CowAgentConfig
 from goat_core.bench.episodes import GoatDataset, GoatEpisode, load_goat_dataset, save_goat_dataset
 from goat_core.bench.results import Summary, summarise
 from goat_core.errors import ConfigError
@@ -138,9 +139,11 @@ def prepare_run(args: argparse.Namespace, runner: str, pool: Optional[WorkerPool
     else:
         episodes = _generate(args, quiet=args.quiet, pool=pool).episodes
         source = f"procedural seed={args.seed}"
-    meta: dict[str, Any] = {"suite": args.suite, "source": source, "seed": args.seed,
+    agent = getattr(args, "agent", "goat")
+    agent_config = CowAgentConfig() if agent == "cow" else agent_config_from_args(args, run_config)
+    meta: dict[str, Any] = {"suite": args.suite, "source": source, "seed": args.seed, "agent": agent,
                             "run_config": dataclasses.asdict(run_config),
-                            "agent_config": dataclasses.asdict(agent_config_from_args(args, run_config)),
+                            "agent_config": dataclasses.asdict(agent_config),
                             "perception": stack.perception.backend, "stack": stack.describe(), "runner": runner,
                             "lexicon": lexicon_in_use()}
     return episodes, run_config, meta
@@ -156,7 +159,8 @@ def run_bench(args: argparse.Namespace) -> int:
         check_bag_path(args.record)  # a bad --record path fails before any episode is generated
     run_config = run_config_from_args(args)  # settings first: a bad one fails before any episode is generated
     workers = GoatWorkerFactory(run_config, agent_config_from_args(args, run_config), MatcherConfig(), SimConfig(),
-                                stack=stack_config(args), verbose=args.verbose, live=args.live)
+                                stack=stack_config(args), verbose=args.verbose, live=args.live,
+                                agent=getattr(args, "agent", "goat"))
     # Workers first: Ray workers build their agents, then generate the procedural episodes (the serial run's).
     with WorkerPool(parallel_config(args), workers, max_units=args.episodes) as pool:
         episodes, run_config, meta = prepare_run(args, "in_process", pool)

@@ -24,6 +24,7 @@ from goat_core.errors import GoatError
 from goat_core.matching.cow import COW_RELEVANCE
 from goat_core.matching.selection import GOAL_MATCHERS, IMAGE_MATCHERS
 from goat_core.perception.factory import PERCEPTION_BACKENDS
+from goat_nav.agents import AGENTS
 from goat_nav.goal_cmd import add_goal_parser
 from goat_nav.parallel import add_parallel_args, parallel_config
 from goat_nav.suites.findingdory_args import add_findingdory_args
@@ -84,6 +85,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--suite", choices=SUITES, default="goat",
                        help="task family: goat (GOAT-Bench), langmap (LangMap/HieraNav levels), findingdory "
                             "(memory of a past experience), pasture (CoW's PASTURE); default goat")
+    bench.add_argument("--agent", choices=AGENTS, default=AGENTS[0],
+                       help="the method: goat (this project's agent) or cow (CLIP on Wheels, Gadre et al. 2023: "
+                            "frontier exploration, the goal category localized per frame, no memory across "
+                            "subtasks; GOAT suite only; ground-truth perception, or its own OWL / CLIP localizer "
+                            "with --matcher cow; docs/baselines.md); default goat")
     bench.add_argument("--episodes-file", type=Path, default=None,
                        help="replay episodes from a GOAT-Bench style .json/.json.gz instead of generating them")
     bench.add_argument("--no-memory", action="store_true",
@@ -169,6 +175,15 @@ def _check_bench_args(args: argparse.Namespace) -> None:
         raise GoatError("--perception/--matcher/--image-matcher other than the defaults and --keyframes run with "
                         "the in-process GOAT suite only (goat-nav bench without --ros or --suite; --perception "
                         "also with --suite findingdory, for its memory) for now")
+    own_localizer = args.matcher == "cow"  # CoW's OWL / CLIP relevance instead of ground truth
+    if args.agent != "goat" and (args.suite != "goat" or args.ros or args.keyframes or args.image_matcher != "sift"
+                                 or (not own_localizer and (args.perception != "ground_truth"
+                                                            or args.matcher != "structured"
+                                                            or args.image_without_category))):
+        raise GoatError(f"--agent {args.agent} runs the in-process GOAT suite (no --suite, --ros, --keyframes or "
+                        "--image-matcher) with ground-truth perception, or with CoW's own localizer (--matcher cow "
+                        "and its models); with ground truth its localizer needs the image goal's category (no "
+                        "--image-without-category)")
     if args.live is not None and (args.suite != "goat" or args.ros):
         raise GoatError("--live serves the in-process GOAT suite (goat-nav bench without --ros or --suite); "
                         "for a ROS graph run 'goat-nav view' next to it")

@@ -139,10 +139,12 @@ class GoatWorkerFactory:
     home_for_scene: Optional[Callable[[str], Home]] = None  # a suite's scene ids (default: procedural GOAT homes)
     verbose: bool = False
     live: Optional[str] = None  # --live HOST:PORT: the worker serves its run (in process only: parallel_config)
+    agent: str = "goat"  # the method run (goat_nav.agents.AGENTS)
 
     def __call__(self) -> GoatWorker:
         runner = EpisodeRunner(self.run_config, self.agent_config, self.matcher_config, self.sim_config,
-                               stack=self.stack, labels=self.labels, home_for_scene=self.home_for_scene)
+                               stack=self.stack, labels=self.labels, home_for_scene=self.home_for_scene,
+                               agent=self.agent)
         view = None
         if self.live is not None:
             from goat_ros.live_view import open_live_view  # foxglove-sdk: the live extra, only with --live

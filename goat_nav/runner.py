@@ -27,6 +27,7 @@ from goat_core.matching.embeddings import SentenceEmbedder
 from goat_core.matching.matcher import MatcherConfig
 from goat_core.matching.selection import StackConfig, build_stack
 from goat_core.types import DiscreteAction, Goal, GoalModality, Observation
+from goat_nav.agents import BenchAgent, build_baseline_agent, check_agent
 from sim_bridge.embedded.catalogue import CATALOGUE
 from sim_bridge.embedded.episodes import ImageGoalRenderer, parse_scene_id, task_goal_text
 from sim_bridge.embedded.home import Home, generate_home
@@ -125,9 +126,11 @@ class EpisodeRunner:
     def __init__(self, run_config: RunConfig, agent_config: AgentConfig, matcher_config: MatcherConfig,
                  sim_config: SimConfig = SimConfig(), embedder: Optional[SentenceEmbedder] = None,
                  stack: Optional[StackConfig] = None, labels: Optional[Sequence[str]] = None,
-                 home_for_scene: Optional[Callable[[str], Home]] = None) -> None:
+                 home_for_scene: Optional[Callable[[str], Home]] = None, agent: str = "goat") -> None:
         """``labels``: what the perception backend may name (default: the simulator catalogue's categories);
-        ``home_for_scene``: builds the home of a scene id (default: procedural GOAT scene ids)."""
+        ``home_for_scene``: builds the home of a scene id (default: procedural GOAT scene ids); ``agent``: the
+        method run (goat_nav.agents.AGENTS)."""
+        check_agent(agent, stack)
         self.run_config = run_config
         self.agent_config = agent_config
         self.matcher_config = matcher_config
@@ -136,7 +139,8 @@ class EpisodeRunner:
         # Habitat's semantic sensor names every category of a scene dataset.
         if labels is None:
             labels = [spec.name for spec in CATALOGUE]
-        self.agent = build_agent(agent_config, matcher_config, labels, embedder, stack)
+        self.agent: BenchAgent = (build_agent(agent_config, matcher_config, labels, embedder, stack) if agent == "goat"
+                                  else build_baseline_agent(agent, labels, embedder, stack))
         self._home_for_scene = home_for_scene if home_for_scene is not None else _procedural_home
         self._sim: Optional[EmbeddedSim] = None
         self._scene_id: Optional[str] = None
@@ -191,7 +195,7 @@ class EpisodeRunner:
                 on_subtask(self._trace(agent, record, task, goals))
         return records, trajectory
 
-    def _trace(self, agent: Agent, record: SubtaskRecord, task: GoatTask,
+    def _trace(self, agent: BenchAgent, record: SubtaskRecord, task: GoatTask,
                goals: Sequence[GoalObject]) -> SubtaskTrace:
         state = agent.debug_state()
         match = state.match
@@ -223,7 +227,7 @@ class EpisodeRunner:
         return Goal(GoalModality.IMAGE, image=image, image_hfov_rad=math.radians(self.sim_config.hfov_deg),
                     category=category, target_id=target)
 
-    def _run_subtask(self, sim: EmbeddedSim, agent: Agent, episode: GoatEpisode, index: int, task: GoatTask,
+    def _run_subtask(self, sim: EmbeddedSim, agent: BenchAgent, episode: GoatEpisode, index: int, task: GoatTask,
                      goals: Sequence[GoalObject], obs: Observation, goal_images: ImageGoalRenderer,
                      trajectory: Trajectory,
                      on_step: Optional[Callable[[Observation, DiscreteAction], None]],
