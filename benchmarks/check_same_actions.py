@@ -55,13 +55,13 @@ def differences(reference: dict[str, Any], current: dict[str, Any]) -> list[str]
     """Lines naming each subtask whose actions or score differ (empty when the runs agree)."""
     ref, cur = reference["subtasks"], current["subtasks"]
     lines = [] if len(ref) == len(cur) else [f"{len(cur)} subtasks, the reference has {len(ref)}"]
-    for a, b in zip(ref, cur):
+    for a, b in zip(ref, cur, strict=False):  # a length difference is reported above
         where = f"{a['episode_id']}#{a['index']}"
         if (a["episode_id"], a["index"]) != (b["episode_id"], b["index"]):
             lines.append(f"{where}: now {b['episode_id']}#{b['index']} in its place")
             continue
         if a["actions"] != b["actions"]:
-            first = next((i for i, (x, y) in enumerate(zip(a["actions"], b["actions"])) if x != y),
+            first = next((i for i, (x, y) in enumerate(zip(a["actions"], b["actions"], strict=False)) if x != y),
                          min(len(a["actions"]), len(b["actions"])))
             lines.append(f"{where}: actions differ from action {first} "
                          f"(reference {a['actions'][first:first + 12]!r}, now {b['actions'][first:first + 12]!r})")

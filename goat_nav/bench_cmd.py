@@ -16,7 +16,6 @@ from goat_core.agent import AgentConfig
 from goat_core.bench.episodes import GoatDataset, GoatEpisode, load_goat_dataset, save_goat_dataset
 from goat_core.bench.results import Summary, summarise
 from goat_core.errors import ConfigError
-from goat_core.mapping.keyframes import KeyframeConfig
 from goat_core.matching.cow import CowConfig
 from goat_core.matching.lexicon import lexicon_in_use
 from goat_core.matching.matcher import MatcherConfig
@@ -104,9 +103,8 @@ def format_summary(summary: Summary) -> str:
 
 
 def agent_config_from_args(args: argparse.Namespace, run_config: RunConfig) -> AgentConfig:
-    """The agent's settings of the ``goat-nav bench`` flags: the memory ablation and keyframe evidence."""
-    return AgentConfig(use_memory=run_config.use_memory,
-                       keyframes=KeyframeConfig(enabled=bool(getattr(args, "keyframes", False))))
+    """The agent's settings of the ``goat-nav bench`` flags: the memory ablation."""
+    return AgentConfig(use_memory=run_config.use_memory)
 
 
 def stack_config(args: argparse.Namespace) -> StackConfig:

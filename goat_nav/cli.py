@@ -87,9 +87,6 @@ def build_parser() -> argparse.ArgumentParser:
                        help="replay episodes from a GOAT-Bench style .json/.json.gz instead of generating them")
     bench.add_argument("--no-memory", action="store_true",
                        help="ablation: forget the map and instances at the start of every subtask")
-    bench.add_argument("--keyframes", action="store_true",
-                       help="image goals also use whole remembered frames (keyframe votes): higher SPL, lower SR on "
-                            "simulator homes (see goat_core/mapping/keyframes.py)")
     bench.add_argument("--image-noise", action="store_true",
                        help="noise robustness: Gaussian pixel noise on image goals, sigma ~ U(0.1, 2.0) (GOAT-Bench)")
     bench.add_argument("--image-without-category", action="store_true",
@@ -164,8 +161,8 @@ def _check_bench_args(args: argparse.Namespace) -> None:
     """Combinations of ``goat-nav bench`` flags that cannot run, refused before any episode is generated."""
     if (args.suite != "goat" or args.ros) and (
             (args.perception != "ground_truth" and (args.suite != "findingdory" or args.ros))
-            or (args.matcher, args.image_matcher) != ("structured", "sift") or args.keyframes):
-        raise GoatError("--perception/--matcher/--image-matcher other than the defaults and --keyframes run with "
+            or (args.matcher, args.image_matcher) != ("structured", "sift")):
+        raise GoatError("--perception/--matcher/--image-matcher other than the defaults run with "
                         "the in-process GOAT suite only (goat-nav bench without --ros or --suite; --perception "
                         "also with --suite findingdory, for its memory) for now")
     if args.live is not None and (args.suite != "goat" or args.ros):
