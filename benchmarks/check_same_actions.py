@@ -36,7 +36,7 @@ def run(seed: int, episodes: int, homes: str) -> dict[str, Any]:
     dataset = generate_dataset(episodes, seed, HomeConfig(furniture=homes), EpisodeGenConfig())
     run_config = RunConfig()
     subtasks: list[dict[str, Any]] = []
-    with EpisodeRunner(run_config, AgentConfig(use_memory=run_config.use_memory), MatcherConfig()) as runner:
+    with EpisodeRunner(run_config, AgentConfig(), MatcherConfig()) as runner:
         for episode in dataset.episodes:
             records, _ = runner.run_episode(episode)
             for r in records:

@@ -12,7 +12,6 @@ from typing import Any, Optional, Sequence
 
 from tqdm import tqdm
 
-from goat_core.agent import AgentConfig
 from goat_core.bench.episodes import GoatDataset, GoatEpisode, load_goat_dataset, save_goat_dataset
 from goat_core.bench.results import Summary, summarise
 from goat_core.errors import ConfigError
@@ -27,7 +26,7 @@ from goat_nav.parallel import WorkerPool, parallel_config
 from goat_nav.record import check_bag_path
 from goat_nav.report import write_html_report
 from goat_nav.runner import RunConfig
-from goat_nav.suites.common import run_episodes
+from goat_nav.suites.common import agent_config_from_args, run_episodes
 from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_dataset, home_seeds
 from sim_bridge.embedded.home import HomeConfig
 from sim_bridge.embedded.sim import SimConfig
@@ -72,8 +71,7 @@ def run_generate(args: argparse.Namespace) -> int:
 
 def run_config_from_args(args: argparse.Namespace) -> RunConfig:
     """The run settings of the ``goat-nav bench`` flags (shared by every suite)."""
-    overrides: dict[str, Any] = {"use_memory": not args.no_memory,
-                                 "goal_image_noise": bool(getattr(args, "image_noise", False)),
+    overrides: dict[str, Any] = {"goal_image_noise": bool(getattr(args, "image_noise", False)),
                                  "goal_paraphrase": bool(getattr(args, "paraphrase", False)),
                                  "image_goal_category": not getattr(args, "image_without_category", False)}
     if args.max_actions is not None:
@@ -100,11 +98,6 @@ def format_summary(summary: Summary) -> str:
         extra = f", unclassified {summary.unclassified_failures}" if summary.unclassified_failures else ""
         lines.append(f"failures ({failed}): {counts}{extra}")
     return "\n".join(lines)
-
-
-def agent_config_from_args(args: argparse.Namespace, run_config: RunConfig) -> AgentConfig:
-    """The agent's settings of the ``goat-nav bench`` flags: the memory ablation."""
-    return AgentConfig(use_memory=run_config.use_memory)
 
 
 def stack_config(args: argparse.Namespace) -> StackConfig:
@@ -138,7 +131,7 @@ def prepare_run(args: argparse.Namespace, runner: str, pool: Optional[WorkerPool
         source = f"procedural seed={args.seed}"
     meta: dict[str, Any] = {"suite": args.suite, "source": source, "seed": args.seed,
                             "run_config": dataclasses.asdict(run_config),
-                            "agent_config": dataclasses.asdict(agent_config_from_args(args, run_config)),
+                            "agent_config": dataclasses.asdict(agent_config_from_args(args)),
                             "perception": stack.perception.backend, "stack": stack.describe(), "runner": runner,
                             "lexicon": lexicon_in_use()}
     return episodes, run_config, meta
@@ -153,7 +146,7 @@ def run_bench(args: argparse.Namespace) -> int:
     if args.record is not None:
         check_bag_path(args.record)  # a bad --record path fails before any episode is generated
     run_config = run_config_from_args(args)  # settings first: a bad one fails before any episode is generated
-    workers = GoatWorkerFactory(run_config, agent_config_from_args(args, run_config), MatcherConfig(), SimConfig(),
+    workers = GoatWorkerFactory(run_config, agent_config_from_args(args), MatcherConfig(), SimConfig(),
                                 stack=stack_config(args), verbose=args.verbose, live=args.live)
     # Workers first: Ray workers build their agents, then generate the procedural episodes (the serial run's).
     with WorkerPool(parallel_config(args), workers, max_units=args.episodes) as pool:

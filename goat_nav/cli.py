@@ -87,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="replay episodes from a GOAT-Bench style .json/.json.gz instead of generating them")
     bench.add_argument("--no-memory", action="store_true",
                        help="ablation: forget the map and instances at the start of every subtask")
+    bench.add_argument("--agent-config", type=Path, default=None, metavar="FILE",
+                       help="the agent's settings: a YAML file like config/agent.yaml, which may state only what it "
+                            "changes (default: the defaults that file lists); --no-memory applies on top")
     bench.add_argument("--image-noise", action="store_true",
                        help="noise robustness: Gaussian pixel noise on image goals, sigma ~ U(0.1, 2.0) (GOAT-Bench)")
     bench.add_argument("--image-without-category", action="store_true",
@@ -123,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     launch.add_argument("bringup", choices=("sim", "bench", "stretch"), help="which node set (goat_ros.graph)")
     launch.add_argument("--episodes-file", type=Path, default=None, help="episode file for the bench bringup")
     launch.add_argument("--param", action="append", metavar="NODE.NAME=VALUE",
-                        help="override one parameter, e.g. controller.use_memory=false (repeatable)")
+                        help="override one parameter, e.g. controller.publish_debug=false (repeatable)")
     launch.add_argument("--isolated", action="store_true", help="one process per node instead of one in all")
     launch.add_argument("--record", type=Path, default=None, metavar="RUN",
                         help="also run the recorder: the graph's topics into a new rosbag2 bag, folder RUN/ with "
@@ -165,6 +168,9 @@ def _check_bench_args(args: argparse.Namespace) -> None:
         raise GoatError("--perception/--matcher/--image-matcher other than the defaults run with "
                         "the in-process GOAT suite only (goat-nav bench without --ros or --suite; --perception "
                         "also with --suite findingdory, for its memory) for now")
+    if args.agent_config is not None and args.suite == "findingdory":
+        raise GoatError("--agent-config sets the GOAT agent, which --suite findingdory does not run (its navigator "
+                        "has settings of its own)")
     if args.live is not None and (args.suite != "goat" or args.ros):
         raise GoatError("--live serves the in-process GOAT suite (goat-nav bench without --ros or --suite); "
                         "for a ROS graph run 'goat-nav view' next to it")

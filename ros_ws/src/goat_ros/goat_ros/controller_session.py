@@ -217,6 +217,7 @@ def plan_handover(agent: Agent, sub: Subtask, pose: Pose2D, params: ControllerPa
 def build_agent(params: ControllerParams) -> Agent:
     """The agent over the configured perception backend and matcher; model folders are checked first."""
     from goat_core.agent import AgentConfig
+    from goat_core.agent.config_file import load_agent_config
     from goat_core.matching.matcher import MatcherConfig
     from goat_core.matching.selection import StackConfig
     from goat_core.perception.factory import PerceptionConfig
@@ -232,5 +233,6 @@ def build_agent(params: ControllerParams) -> Agent:
         check_model_folder(p.model_dir or None, p.perception_backend)
     # Every backend names the categories of the simulator's catalogue (GOAT's object vocabulary), as the
     # in-process run does.
-    return build_runner_agent(AgentConfig(use_memory=p.use_memory), MatcherConfig(), [spec.name for spec in CATALOGUE],
+    agent_config = load_agent_config(p.agent_config) if p.agent_config else AgentConfig()
+    return build_runner_agent(agent_config, MatcherConfig(), [spec.name for spec in CATALOGUE],
                               stack=stack)
