@@ -1,7 +1,11 @@
 """Same actions before and after a restructuring: record or compare every subtask's actions and score.
 
-    python benchmarks/check_same_actions.py --seed 1000 --episodes 6 --write benchmarks/baselines/same_1000.json
+    python benchmarks/check_same_actions.py --seed 1000 --episodes 6 --write before.json   # on the old code
+    python benchmarks/check_same_actions.py --compare before.json                          # on the new code
     python benchmarks/check_same_actions.py --compare benchmarks/baselines/same_actions_seed1000.json
+
+The committed baselines (seeds 1000 and 5000, 6 episodes each) were recorded on main before the agent was split
+into parts (commit d9b9b35).
 
 Runs procedural GOAT episodes in process (the default agent, ground-truth perception, the default run settings,
 memory on), and writes per subtask the action sequence (one letter per action), its SHA-1, the stop reason,
