@@ -31,7 +31,7 @@ from sim_bridge.embedded.home import FURNITURE_KINDS, HomeConfig
 
 def _run(episodes: list, use_memory: bool, embedder: SentenceEmbedder) -> list[SubtaskRecord]:
     records: list[SubtaskRecord] = []
-    with EpisodeRunner(RunConfig(use_memory=use_memory), AgentConfig(use_memory=use_memory), MatcherConfig(),
+    with EpisodeRunner(RunConfig(), AgentConfig(use_memory=use_memory), MatcherConfig(),
                        embedder=embedder) as runner:
         for episode in tqdm(episodes, desc=f"memory={use_memory}", unit="ep", file=sys.stderr):
             recs, _ = runner.run_episode(episode)

@@ -12,12 +12,10 @@ from typing import Any, Optional, Sequence
 
 from tqdm import tqdm
 
-from goat_core.agent import AgentConfig
 from goat_core.baselines.cow_agent import CowAgentConfig
 from goat_core.bench.episodes import GoatDataset, GoatEpisode, load_goat_dataset, save_goat_dataset
 from goat_core.bench.results import Summary, summarise
 from goat_core.errors import ConfigError
-from goat_core.mapping.keyframes import KeyframeConfig
 from goat_core.matching.cow import CowConfig
 from goat_core.matching.lexicon import lexicon_in_use
 from goat_core.matching.matcher import MatcherConfig
@@ -28,7 +26,7 @@ from goat_nav.episode_worker import GoatWorkerFactory, ProceduralEpisodes
 from goat_nav.parallel import WorkerPool, parallel_config
 from goat_nav.report import write_html_report
 from goat_nav.runner import RunConfig
-from goat_nav.suites.common import run_episodes
+from goat_nav.suites.common import agent_config_from_args, run_episodes
 from goat_ros.record import check_bag_path
 from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_dataset, home_seeds
 from sim_bridge.embedded.home import HomeConfig
@@ -74,8 +72,7 @@ def run_generate(args: argparse.Namespace) -> int:
 
 def run_config_from_args(args: argparse.Namespace) -> RunConfig:
     """The run settings of the ``goat-nav bench`` flags (shared by every suite)."""
-    overrides: dict[str, Any] = {"use_memory": not args.no_memory,
-                                 "goal_image_noise": bool(getattr(args, "image_noise", False)),
+    overrides: dict[str, Any] = {"goal_image_noise": bool(getattr(args, "image_noise", False)),
                                  "goal_paraphrase": bool(getattr(args, "paraphrase", False)),
                                  "image_goal_category": not getattr(args, "image_without_category", False)}
     if args.max_actions is not None:
@@ -102,12 +99,6 @@ def format_summary(summary: Summary) -> str:
         extra = f", unclassified {summary.unclassified_failures}" if summary.unclassified_failures else ""
         lines.append(f"failures ({failed}): {counts}{extra}")
     return "\n".join(lines)
-
-
-def agent_config_from_args(args: argparse.Namespace, run_config: RunConfig) -> AgentConfig:
-    """The agent's settings of the ``goat-nav bench`` flags: the memory ablation and keyframe evidence."""
-    return AgentConfig(use_memory=run_config.use_memory,
-                       keyframes=KeyframeConfig(enabled=bool(getattr(args, "keyframes", False))))
 
 
 def stack_config(args: argparse.Namespace) -> StackConfig:
@@ -140,7 +131,7 @@ def prepare_run(args: argparse.Namespace, runner: str, pool: Optional[WorkerPool
         episodes = _generate(args, quiet=args.quiet, pool=pool).episodes
         source = f"procedural seed={args.seed}"
     agent = getattr(args, "agent", "goat")
-    agent_config = CowAgentConfig() if agent == "cow" else agent_config_from_args(args, run_config)
+    agent_config = CowAgentConfig() if agent == "cow" else agent_config_from_args(args)
     meta: dict[str, Any] = {"suite": args.suite, "source": source, "seed": args.seed, "agent": agent,
                             "run_config": dataclasses.asdict(run_config),
                             "agent_config": dataclasses.asdict(agent_config),
@@ -158,7 +149,7 @@ def run_bench(args: argparse.Namespace) -> int:
     if args.record is not None:
         check_bag_path(args.record)  # a bad --record path fails before any episode is generated
     run_config = run_config_from_args(args)  # settings first: a bad one fails before any episode is generated
-    workers = GoatWorkerFactory(run_config, agent_config_from_args(args, run_config), MatcherConfig(), SimConfig(),
+    workers = GoatWorkerFactory(run_config, agent_config_from_args(args), MatcherConfig(), SimConfig(),
                                 stack=stack_config(args), verbose=args.verbose, live=args.live,
                                 agent=getattr(args, "agent", "goat"))
     # Workers first: Ray workers build their agents, then generate the procedural episodes (the serial run's).

@@ -94,9 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="replay episodes from a GOAT-Bench style .json/.json.gz instead of generating them")
     bench.add_argument("--no-memory", action="store_true",
                        help="ablation: forget the map and instances at the start of every subtask")
-    bench.add_argument("--keyframes", action="store_true",
-                       help="image goals also use whole remembered frames (keyframe votes): higher SPL, lower SR on "
-                            "simulator homes (see goat_core/mapping/keyframes.py)")
+    bench.add_argument("--agent-config", type=Path, default=None, metavar="FILE",
+                       help="the agent's settings: a YAML file like config/agent.yaml, which may state only what it "
+                            "changes (default: the defaults that file lists); --no-memory applies on top")
     bench.add_argument("--image-noise", action="store_true",
                        help="noise robustness: Gaussian pixel noise on image goals, sigma ~ U(0.1, 2.0) (GOAT-Bench)")
     bench.add_argument("--image-without-category", action="store_true",
@@ -133,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     launch.add_argument("bringup", choices=("sim", "bench", "stretch"), help="which node set (goat_ros.graph)")
     launch.add_argument("--episodes-file", type=Path, default=None, help="episode file for the bench bringup")
     launch.add_argument("--param", action="append", metavar="NODE.NAME=VALUE",
-                        help="override one parameter, e.g. controller.use_memory=false (repeatable)")
+                        help="override one parameter, e.g. controller.publish_debug=false (repeatable)")
     launch.add_argument("--isolated", action="store_true", help="one process per node instead of one in all")
     launch.add_argument("--record", type=Path, default=None, metavar="RUN",
                         help="also run the recorder: the graph's topics into a new rosbag2 bag, folder RUN/ with "
@@ -171,19 +171,22 @@ def _check_bench_args(args: argparse.Namespace) -> None:
     """Combinations of ``goat-nav bench`` flags that cannot run, refused before any episode is generated."""
     if (args.suite != "goat" or args.ros) and (
             (args.perception != "ground_truth" and (args.suite != "findingdory" or args.ros))
-            or (args.matcher, args.image_matcher) != ("structured", "sift") or args.keyframes):
-        raise GoatError("--perception/--matcher/--image-matcher other than the defaults and --keyframes run with "
+            or (args.matcher, args.image_matcher) != ("structured", "sift")):
+        raise GoatError("--perception/--matcher/--image-matcher other than the defaults run with "
                         "the in-process GOAT suite only (goat-nav bench without --ros or --suite; --perception "
                         "also with --suite findingdory, for its memory) for now")
     own_localizer = args.matcher == "cow"  # CoW's OWL / CLIP relevance instead of ground truth
-    if args.agent != "goat" and (args.suite != "goat" or args.ros or args.keyframes or args.image_matcher != "sift"
+    if args.agent != "goat" and (args.suite != "goat" or args.ros or args.image_matcher != "sift"
                                  or (not own_localizer and (args.perception != "ground_truth"
                                                             or args.matcher != "structured"
                                                             or args.image_without_category))):
-        raise GoatError(f"--agent {args.agent} runs the in-process GOAT suite (no --suite, --ros, --keyframes or "
+        raise GoatError(f"--agent {args.agent} runs the in-process GOAT suite (no --suite, --ros or "
                         "--image-matcher) with ground-truth perception, or with CoW's own localizer (--matcher cow "
                         "and its models); with ground truth its localizer needs the image goal's category (no "
                         "--image-without-category)")
+    if args.agent_config is not None and args.suite == "findingdory":
+        raise GoatError("--agent-config sets the GOAT agent, which --suite findingdory does not run (its navigator "
+                        "has settings of its own)")
     if args.live is not None and (args.suite != "goat" or args.ros):
         raise GoatError("--live serves the in-process GOAT suite (goat-nav bench without --ros or --suite); "
                         "for a ROS graph run 'goat-nav view' next to it")

@@ -73,7 +73,8 @@ def _findingdory_numbers(summary: Mapping[str, Any]) -> str:
 
 def _run_name(meta: Mapping[str, Any], count: str) -> str:
     suite = meta.get("suite", "goat")
-    memory = meta.get("run_config", {}).get("use_memory")
+    # use_memory sits in the agent's settings (older files: in the run's)
+    memory = meta.get("agent_config", {}).get("use_memory", meta.get("run_config", {}).get("use_memory"))
     words = [str(suite), count, str(meta.get("source", "?"))]
     if memory is False:
         words.append("no memory")

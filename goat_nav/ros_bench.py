@@ -2,7 +2,8 @@
 
 The bench bringup (``goat_ros.graph.BRINGUPS["bench"]``: sim_bridge, controller, episode_player, evaluator) runs
 in this process on one executor with the params YAMLs of ``config/``; the benchmark settings (budget, success
-radius and metric, memory ablation) are passed as parameter overrides. The messages go through the real rmw.
+radius and metric) are passed as parameter overrides, the agent's settings (memory ablation included) as a
+settings file the controller reads (its ``agent_config`` parameter). The messages go through the real rmw.
 ``--record RUN`` adds the recorder node, which writes the graph's topics into the rosbag2 MCAP bag RUN/ (the run's
 settings in its metadata.yaml, as ``goat-nav bench --record`` keeps them).
 """
@@ -17,6 +18,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
+from goat_core.agent import AgentConfig
+from goat_core.agent.config_file import agent_config_to_yaml
 from goat_core.bench.episodes import GoatDataset, GoatEpisode, save_goat_dataset
 from goat_core.bench.outputs import run_progress
 from goat_core.bench.results import SubtaskRecord, summarise, write_results_json
@@ -30,16 +33,17 @@ if TYPE_CHECKING:
     from goat_ros.recorder_node import RecorderNode
 
 
-def graph_overrides(episodes_file: Path, run_config: RunConfig,
+def graph_overrides(episodes_file: Path, run_config: RunConfig, agent_config_file: Path,
                     recorder: Optional[Mapping[str, Any]] = None) -> dict[str, dict[str, Any]]:
-    """The parameter overrides that make the bench bringup run ``run_config`` (and record, given ``recorder``)."""
+    """The parameter overrides that make the bench bringup run ``run_config`` with the agent settings file
+    ``agent_config_file`` (and record, given ``recorder``)."""
     overrides: dict[str, dict[str, Any]] = {
         "episode_player": {"episodes_file": str(episodes_file),
                            "max_actions_per_subtask": run_config.max_actions_per_subtask, "start_delay_s": 0.2,
                            "image_goal_category": run_config.image_goal_category},
         "evaluator": {"episodes_file": str(episodes_file), "success_metric": run_config.success_metric,
                       "success_distance_m": run_config.success_distance_m},
-        "controller": {"use_memory": run_config.use_memory},
+        "controller": {"agent_config": str(agent_config_file)},
     }
     if recorder is not None:
         overrides["recorder"] = dict(recorder)
@@ -74,8 +78,10 @@ def _recorder_params(record: Path, run_info: Optional[Mapping[str, Any]]) -> dic
 def run_graph(episodes: Sequence[GoatEpisode], run_config: RunConfig, timeout_s: Optional[float] = None,
               on_record: Optional[Callable[[list[SubtaskRecord]], None]] = None,
               on_start: Optional[Callable[[list[Any]], None]] = None, record: Optional[Path] = None,
-              run_info: Optional[Mapping[str, Any]] = None) -> list[SubtaskRecord]:
-    """Run ``episodes`` through the bench graph; return the evaluator's records (one per subtask, in order).
+              run_info: Optional[Mapping[str, Any]] = None,
+              agent_config: Optional[AgentConfig] = None) -> list[SubtaskRecord]:
+    """Run ``episodes`` through the bench graph with ``agent_config`` (default: the defaults); return the
+    evaluator's records (one per subtask, in order).
 
     ``on_record`` gets all records so far whenever one is added; ``on_start`` gets the nodes once they exist.
     ``record`` names a new rosbag2 bag (checked before any node starts) that the recorder node writes, with
@@ -95,13 +101,15 @@ def run_graph(episodes: Sequence[GoatEpisode], run_config: RunConfig, timeout_s:
     with tempfile.TemporaryDirectory(prefix="goat_ros_bench_") as tmp:
         episodes_file = Path(tmp) / "episodes.json"
         save_goat_dataset(GoatDataset(episodes=tuple(episodes)), episodes_file)
+        agent_config_file = Path(tmp) / "agent.yaml"
+        agent_config_file.write_text(agent_config_to_yaml(agent_config))
         owns_context = not rclpy.ok()
         if owns_context:
             rclpy.init()
         executor = SingleThreadedExecutor()
         nodes: list[Any] = []
         try:
-            overrides = graph_overrides(episodes_file, run_config, recorder_params)
+            overrides = graph_overrides(episodes_file, run_config, agent_config_file, recorder_params)
             for factory in node_factories("bench", overrides, record=record is not None):
                 nodes.append(factory())
                 executor.add_node(nodes[-1])
@@ -137,6 +145,7 @@ def run_graph(episodes: Sequence[GoatEpisode], run_config: RunConfig, timeout_s:
 
 def run_ros_bench(args: argparse.Namespace) -> int:
     from goat_nav.bench_cmd import format_summary, prepare_run
+    from goat_nav.suites.common import agent_config_from_args
 
     started = time.monotonic()
     if args.record is not None:
@@ -153,7 +162,8 @@ def run_ros_bench(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"\r{len(records)} subtasks scored", end="", file=sys.stderr, flush=True)
 
-    records = run_graph(episodes, run_config, on_record=write, record=args.record, run_info=run_info)
+    records = run_graph(episodes, run_config, on_record=write, record=args.record, run_info=run_info,
+                        agent_config=agent_config_from_args(args))
     write(records)
     if not args.quiet:
         print(file=sys.stderr)

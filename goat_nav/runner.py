@@ -44,7 +44,6 @@ class RunConfig:
     # "geodesic_viewpoint" (GOAT-Bench) or "euclidean_object" (the GOAT paper's text: 1 m to the object centre;
     # use it with success_distance_m=1.0)
     success_metric: str = "geodesic_viewpoint"
-    use_memory: bool = True
     record_actions: bool = True
     # GOAT-Bench's noise-robustness study: image goals get Gaussian pixel noise, sigma ~ U(0.1, 2.0) (see
     # goat_core.bench.suite_metrics.noisy_goal_image), drawn per subtask from the episode id and index.

@@ -31,8 +31,9 @@ def generate_launch_description() -> LaunchDescription:
                               description="GOAT-Bench geodesic to a view point, or the paper's euclidean distance"),
         DeclareLaunchArgument("success_distance_m", default_value="0.25",
                               description="success radius in metres (use 1.0 with euclidean_object)"),
-        DeclareLaunchArgument("use_memory", default_value="true", choices=BOOLS,
-                              description="keep map and instances across subtasks (false: no-memory ablation)"),
+        DeclareLaunchArgument("agent_config", default_value="",
+                              description="YAML file of the agent's settings, like config/agent.yaml "
+                                          "(config/agent_no_memory.yaml: the no-memory ablation); empty: defaults"),
         DeclareLaunchArgument("use_rviz", default_value="false", choices=BOOLS, description="start rviz2"),
         DeclareLaunchArgument("use_sim_time", default_value="false", choices=BOOLS,
                               description="use /clock instead of the wall clock"),
@@ -48,7 +49,7 @@ def generate_launch_description() -> LaunchDescription:
         "evaluator": {"episodes_file": episodes, "results_file": LaunchConfiguration("results_file"),
                       "success_metric": LaunchConfiguration("success_metric"),
                       "success_distance_m": LaunchConfiguration("success_distance_m")},
-        "controller": {"use_memory": LaunchConfiguration("use_memory")},
+        "controller": {"agent_config": LaunchConfiguration("agent_config")},
     }
     use_sim_time, log_level = LaunchConfiguration("use_sim_time"), LaunchConfiguration("log_level")
     return LaunchDescription([

@@ -36,8 +36,9 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument("scene_id", default_value=SIM_SCENE_ID,
                               description="scene loaded and streamed at start-up (empty: wait for "
                                           "/sim/reset_episode)"),
-        DeclareLaunchArgument("use_memory", default_value="true", choices=BOOLS,
-                              description="keep map and instances across subtasks (false: no-memory ablation)"),
+        DeclareLaunchArgument("agent_config", default_value="",
+                              description="YAML file of the agent's settings, like config/agent.yaml "
+                                          "(config/agent_no_memory.yaml: the no-memory ablation); empty: defaults"),
         DeclareLaunchArgument("use_rviz", default_value="true", choices=BOOLS,
                               description="start rviz2 with config/goat.rviz"),
         DeclareLaunchArgument("use_sim_time", default_value="false", choices=BOOLS,
@@ -54,7 +55,7 @@ def generate_launch_description() -> LaunchDescription:
     overrides = {
         "sim_bridge": {"backend": LaunchConfiguration("backend"), "scene_id": LaunchConfiguration("scene_id"),
                        "publish_camera_tf": stretch_urdf_text() is None},
-        "controller": {"use_memory": LaunchConfiguration("use_memory")},
+        "controller": {"agent_config": LaunchConfiguration("agent_config")},
     }
     use_rviz = IfCondition(LaunchConfiguration("use_rviz"))
     use_sim_time, log_level = LaunchConfiguration("use_sim_time"), LaunchConfiguration("log_level")

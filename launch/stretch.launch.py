@@ -37,8 +37,9 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument("start_camera", default_value="true", choices=BOOLS,
                               description="include stretch_core's D435i launch file for the head camera, remapped "
                                           "under /head_camera_raw (false: start it yourself, publishing there)"),
-        DeclareLaunchArgument("use_memory", default_value="true", choices=BOOLS,
-                              description="keep map and instances across subtasks (false: no-memory ablation)"),
+        DeclareLaunchArgument("agent_config", default_value="",
+                              description="YAML file of the agent's settings, like config/agent.yaml "
+                                          "(config/agent_no_memory.yaml: the no-memory ablation); empty: defaults"),
         DeclareLaunchArgument("use_rviz", default_value="false", choices=BOOLS, description="start rviz2"),
         DeclareLaunchArgument("log_level", default_value="info", choices=LOG_LEVELS, description="ROS log level"),
         DeclareLaunchArgument("motion_mode", default_value="discrete", choices=["discrete", "nav2"],
@@ -56,7 +57,7 @@ def generate_launch_description() -> LaunchDescription:
                          scoped=True, condition=IfCondition(LaunchConfiguration("start_camera")))
     # In nav2 mode Nav2's controller server drives the base through /cmd_vel, which our driver then accepts.
     nav2 = PythonExpression(["'", LaunchConfiguration("motion_mode"), "' == 'nav2'"])
-    overrides = {"controller": {"use_memory": LaunchConfiguration("use_memory"),
+    overrides = {"controller": {"agent_config": LaunchConfiguration("agent_config"),
                                 "motion_mode": LaunchConfiguration("motion_mode")},
                  "stretch_driver": {"accept_cmd_vel": nav2}}
     log_level = LaunchConfiguration("log_level")

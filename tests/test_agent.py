@@ -246,19 +246,18 @@ def test_memory_is_kept_across_subtasks_unless_ablated(use_memory: bool) -> None
     assert distance_to_box(world.pose, two_rooms()[7]) <= AgentConfig().stop_radius_m
 
 
-@pytest.mark.parametrize(("goal", "rescan_when_unsure", "rescan_when_sure", "looks_around"), [
-    ("table", True, False, False),  # memory holds it confidently: go
-    ("table", True, True, True),  # ... unless asked to look around first when the match is out of reach
+@pytest.mark.parametrize(("goal", "rescan_when_sure", "looks_around"), [
+    ("table", False, False),  # memory holds it confidently: go
+    ("table", True, True),  # ... unless asked to look around first when the match is out of reach
     # ... which a description goal is not: another instance found by the turn need not be the described one
-    (Goal(GoalModality.DESCRIPTION, text="table"), True, True, False),
-    ("chair", True, True, False),  # a confident match within reach: nothing to look for
-    ("sofa", True, False, True),  # memory holds none: look around where the last subtask ended first
-    ("sofa", False, False, False),
+    (Goal(GoalModality.DESCRIPTION, text="table"), True, False),
+    ("chair", True, False),  # a confident match within reach: nothing to look for
+    ("sofa", False, True),  # memory holds none: look around where the last subtask ended first
 ])
 def test_a_later_subtask_looks_around_first_when_memory_holds_no_confident_match(
-        goal: str | Goal, rescan_when_unsure: bool, rescan_when_sure: bool, looks_around: bool) -> None:
+        goal: str | Goal, rescan_when_sure: bool, looks_around: bool) -> None:
     world = BoxWorld(two_rooms())
-    agent = make_agent(AgentConfig(rescan_when_unsure=rescan_when_unsure, rescan_when_sure=rescan_when_sure))
+    agent = make_agent(AgentConfig(rescan_when_sure=rescan_when_sure))
     assert run(world, agent, "chair").actions[-1] is DiscreteAction.STOP
     assert "table" in {i.category for i in agent.memory.instances.values()}
     turns = 11  # a full circle of 30 degree turns, less the view it starts from
@@ -267,8 +266,7 @@ def test_a_later_subtask_looks_around_first_when_memory_holds_no_confident_match
     assert (set(second.modes[:turns]) == {"scan"}) is looks_around
 
 
-@pytest.mark.parametrize("verify_by_sight", [True, False])
-def test_a_goal_behind_a_wall_is_confirmed_by_sight(verify_by_sight: bool) -> None:
+def test_a_goal_behind_a_wall_is_confirmed_by_sight() -> None:
     """Lifelong memory makes the chair's far side of the dividing wall look nearest; only looking tells."""
     chair = Box((4.15, -1.2, 0), (4.65, -0.6, 0.9), 7, "chair")  # in room 2, against the dividing wall
     table = Box((2.6, -1.4, 0), (3.1, -0.9, 0.6), 3, "table")  # in room 1, next to the same wall
@@ -276,7 +274,7 @@ def test_a_goal_behind_a_wall_is_confirmed_by_sight(verify_by_sight: bool) -> No
                                   chair, table]
     world = BoxWorld(boxes)
     # goal_in_sight off: the mapped wall would keep the goal spot on the chair's side without any look.
-    agent = make_agent(AgentConfig(verify_by_sight=verify_by_sight, goal_in_sight=False))
+    agent = make_agent(AgentConfig(goal_in_sight=False))
     assert run(world, agent, "chair").actions[-1] is DiscreteAction.STOP
     assert run(world, agent, "table", obs=world.render(False)).actions[-1] is DiscreteAction.STOP
     assert world.pose.x_m < 4.0
@@ -284,7 +282,7 @@ def test_a_goal_behind_a_wall_is_confirmed_by_sight(verify_by_sight: bool) -> No
     assert final.actions[-1] is DiscreteAction.STOP
     # Without looking, the chair across the wall is within the start's stop radius already (0.98 m).
     assert distance_to_box(world.pose, chair) <= AgentConfig().start_stop_radius_m
-    assert (world.pose.x_m > 4.1) is verify_by_sight  # without looking it stops on the wrong side
+    assert world.pose.x_m > 4.1  # without looking it would stop on the wrong side
 
 
 def test_a_goal_spot_across_a_mapped_wall_is_not_walked_to() -> None:
@@ -432,29 +430,38 @@ def test_a_non_confident_match_is_visited_once_nothing_is_left_to_explore(confid
 
 
 class NamedImageMatcher(CategoryMatcher):
-    """An image matcher that never agrees with the picture, but admits only the category the goal names."""
+    """An image matcher that never agrees with the picture, but admits only the category the goal names (or,
+    for a picture alone, the category it is given)."""
+
+    def __init__(self, confident: bool = True, category: Optional[str] = None) -> None:
+        super().__init__(confident)
+        self._given = category
+
+    def set_goal(self, goal: Goal, vocabulary: Sequence[str]) -> None:
+        super().set_goal(goal, vocabulary)
+        self._category = self._given if self._given is not None else self._category
 
     def admissible(self, instances: Mapping[int, Instance]) -> Mapping[int, Instance]:
         return {k: v for k, v in instances.items() if v.category == self._category}
 
 
-@pytest.mark.parametrize("inspect_before_explore", [True, False])
-def test_an_image_goal_that_names_its_category_looks_at_that_category_first(inspect_before_explore: bool) -> None:
+@pytest.mark.parametrize("named", [True, False])
+def test_an_image_goal_that_names_its_category_looks_at_that_category_first(named: bool) -> None:
     sofa = Box((2.0, 1.0, 0), (2.6, 1.9, 0.8), 9, "sofa")  # in the start room, seen during the scan
     world = BoxWorld(two_rooms([sofa]))
-    agent = Agent(AgentConfig(inspect_before_explore=inspect_before_explore),
-                  GroundTruthPerception(["chair", "table", "sofa"], min_pixels=5), NamedImageMatcher(confident=False))
+    agent = Agent(AgentConfig(), GroundTruthPerception(["chair", "table", "sofa"], min_pixels=5),
+                  NamedImageMatcher(confident=False, category="sofa"))
     picture = np.full((64, 48, 3), (200, 30, 30), np.uint8)
-    result = run(world, agent, Goal(GoalModality.IMAGE, image=picture, category="sofa"))
+    result = run(world, agent, Goal(GoalModality.IMAGE, image=picture, category="sofa" if named else None))
     modes = result.modes
     assert result.actions[-1] is DiscreteAction.STOP
     assert distance_to_box(world.pose, sofa) <= AgentConfig().stop_radius_m
     moving = [m for m in modes if m != "scan"]
-    # The one sofa is looked at closely before the other room is explored (the table is no candidate at all);
-    # without the switch, inspection waits until nothing is left to explore.
-    assert (moving[0] == "inspect") is inspect_before_explore
+    # The one sofa is looked at closely before the other room is explored (the table is no candidate at all); a
+    # picture alone (no category named) waits with its inspection until nothing is left to explore.
+    assert (moving[0] == "inspect") is named
     assert "explore" in moving and "inspect" in moving
-    assert (moving.index("inspect") < moving.index("explore")) is inspect_before_explore
+    assert (moving.index("inspect") < moving.index("explore")) is named
     assert agent.debug_state().target_instance_id is None or agent.memory.instances[
         agent.debug_state().target_instance_id].category == "sofa"
 
@@ -491,13 +498,9 @@ def test_an_image_goal_candidate_is_looked_at_from_a_second_side_before_explorin
     assert agent.last_stop is not None and agent.last_stop.confident is (sides == 2)
 
 
-class TiedMatcher(NamedImageMatcher):
-    """An image matcher whose evidence cannot tell the sofas apart (TiedCandidates) and leans, unsure, to the one
-    farthest east; it agrees with the picture once the goal sofa (the westmost) has a view from within 1.3 m."""
-
-    def tied_with_best(self, instances: Mapping[int, Instance]) -> list[int]:
-        sofas = self.admissible(instances)
-        return sorted(sofas, key=lambda k: -float(sofas[k].points_xyz_m[:, 0].mean())) if len(sofas) >= 2 else []
+class LeaningMatcher(NamedImageMatcher):
+    """An image matcher that leans, unsure, to the sofa farthest east; it agrees with the picture once the goal
+    sofa (the westmost) has a view from within 1.3 m."""
 
     def match(self, instances: Mapping[int, Instance]) -> MatchResult:
         sofas = self.admissible(instances)
@@ -511,32 +514,42 @@ class TiedMatcher(NamedImageMatcher):
         return MatchResult(by_x[-1], 0.5, False)
 
 
+class TiedMatcher(LeaningMatcher):
+    """... and says that its evidence cannot tell the sofas apart (TiedCandidates)."""
+
+    def tied_with_best(self, instances: Mapping[int, Instance]) -> list[int]:
+        sofas = self.admissible(instances)
+        return sorted(sofas, key=lambda k: -float(sofas[k].points_xyz_m[:, 0].mean())) if len(sofas) >= 2 else []
+
+
 @pytest.mark.parametrize("cheapest_first", [True, False])
 def test_tied_image_candidates_are_inspected_cheapest_first(cheapest_first: bool) -> None:
     near = Box((-0.9, 1.4, 0), (-0.4, 1.9, 0.8), 9, "sofa")  # the goal, 1.5 m from the start
     far = Box((3.2, 1.2, 0), (3.7, 1.7, 0.8), 10, "sofa")  # the matcher's unsure favourite, 3.4 m away
     world = BoxWorld(two_rooms([near, far]))
-    agent = Agent(AgentConfig(inspect_cheapest_tie=cheapest_first),
-                  GroundTruthPerception(["chair", "table", "sofa"], min_pixels=5), TiedMatcher(confident=False))
+    matcher = TiedMatcher(confident=False) if cheapest_first else LeaningMatcher(confident=False)
+    agent = Agent(AgentConfig(), GroundTruthPerception(["chair", "table", "sofa"], min_pixels=5), matcher)
     picture = np.full((64, 48, 3), (200, 30, 30), np.uint8)
     result = run(world, agent, Goal(GoalModality.IMAGE, image=picture, category="sofa"))
     assert result.actions[-1] is DiscreteAction.STOP
     assert distance_to_box(world.pose, near) <= AgentConfig().stop_radius_m
     assert agent.last_stop is not None and agent.last_stop.confident
-    # Cheapest first: the near sofa's close look settles the goal at once. Leader first: the far sofa is walked
-    # to and looked at before the near one, and the path is several times longer (0.75 m vs 6.25 m when written).
+    # Tied, cheapest first: the near sofa's close look settles the goal at once. A matcher that ranks them (leader
+    # first): the far sofa is walked to and looked at before the near one, and the path is several times longer
+    # (0.75 m vs 6.25 m when written).
     assert (world.path_m < 2.5) is cheapest_first
     assert (world.path_m > 4.5) is (not cheapest_first)
-    assert agent._cheapest_to_reach(world.pose, {}) is None  # nothing to rank: no instance, no crash
 
 
-@pytest.mark.parametrize("inspect_descriptions", [True, False])
-def test_an_unsure_description_match_is_looked_at_from_a_new_side_before_stopping(inspect_descriptions: bool) -> None:
+@pytest.mark.parametrize("modality", [GoalModality.DESCRIPTION, GoalModality.CATEGORY])
+def test_an_unsure_description_match_is_looked_at_from_a_new_side_before_stopping(modality: GoalModality) -> None:
     sofa = Box((2.0, 1.0, 0), (2.6, 1.9, 0.8), 9, "sofa")
     world = BoxWorld(two_rooms([sofa]))
-    agent = Agent(AgentConfig(inspect_descriptions=inspect_descriptions),
-                  GroundTruthPerception(["chair", "table", "sofa"], min_pixels=5), CategoryMatcher(confident=False))
-    result = run(world, agent, Goal(GoalModality.DESCRIPTION, text="sofa"))
+    agent = Agent(AgentConfig(), GroundTruthPerception(["chair", "table", "sofa"], min_pixels=5),
+                  CategoryMatcher(confident=False))
+    goal = Goal(modality, text="sofa") if modality is GoalModality.DESCRIPTION else Goal(modality, category="sofa")
+    inspect_descriptions = modality is GoalModality.DESCRIPTION  # an unsure category match is not inspected
+    result = run(world, agent, goal)
     modes = result.modes
     assert result.actions[-1] is DiscreteAction.STOP
     assert distance_to_box(world.pose, sofa) <= AgentConfig().stop_radius_m

@@ -37,9 +37,9 @@ def episode():
     return generate_dataset(1, seed=3).episodes[0]
 
 
-def _run(episode, embedder, **run_kwargs):
+def _run(episode, embedder, use_memory: bool = True, **run_kwargs):
     config = RunConfig(max_actions_per_subtask=BUDGET, **run_kwargs)
-    with EpisodeRunner(config, AgentConfig(use_memory=config.use_memory), MatcherConfig(),
+    with EpisodeRunner(config, AgentConfig(use_memory=use_memory), MatcherConfig(),
                        embedder=embedder) as runner:
         traces = []
         records, trajectory = runner.run_episode(episode, on_subtask=traces.append)

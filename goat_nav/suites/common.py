@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from goat_core.agent import AgentConfig
+from goat_core.agent.config_file import load_agent_config
 from goat_core.bench.episodes import GoatEpisode, load_goat_dataset
 from goat_core.bench.outputs import run_progress
 from goat_core.bench.results import GroupStats, SubtaskRecord, read_results_json, summarise, write_results_json
@@ -76,11 +77,21 @@ def load_episodes(args: argparse.Namespace) -> Sequence[GoatEpisode]:
     return episodes[: args.episodes] if args.episodes else episodes
 
 
+def agent_config_from_args(args: argparse.Namespace) -> AgentConfig:
+    """The agent's settings of a bench command: ``--agent-config FILE`` (default: AgentConfig's defaults), and
+    ``--no-memory`` on top of it (the no-memory ablation)."""
+    path = getattr(args, "agent_config", None)
+    config = load_agent_config(path) if path is not None else AgentConfig()
+    if getattr(args, "no_memory", False):
+        config = dataclasses.replace(config, use_memory=False)
+    return config
+
+
 def base_meta(args: argparse.Namespace, run_config: RunConfig, source: str) -> dict[str, Any]:
     """The results' meta block shared with ``goat-nav bench`` (the suite adds its own entry)."""
     return {"suite": args.suite, "source": source, "seed": args.seed,
             "run_config": dataclasses.asdict(run_config),
-            "agent_config": dataclasses.asdict(AgentConfig(use_memory=run_config.use_memory)),
+            "agent_config": dataclasses.asdict(agent_config_from_args(args)),
             "perception": "ground_truth", "runner": "in_process", "lexicon": lexicon_in_use()}
 
 

@@ -20,7 +20,6 @@ from typing import Any, Optional, Sequence
 
 from tqdm import tqdm
 
-from goat_core.agent import AgentConfig
 from goat_core.bench.episodes import GoatDataset, GoatEpisode
 from goat_core.bench.langmap import EXTRA_LEVELS, EXTRA_TEXTS
 from goat_core.bench.metrics import group_by
@@ -39,6 +38,7 @@ from goat_nav.episode_worker import GoatWorkerFactory
 from goat_nav.parallel import WorkerPool, parallel_config
 from goat_nav.runner import RunConfig
 from goat_nav.suites.common import (
+    agent_config_from_args,
     base_meta,
     check_suite_args,
     finish,
@@ -124,7 +124,7 @@ def run_suite(args: argparse.Namespace) -> int:
     started = time.monotonic()
     check_suite_args(args)
     run_config = run_config_from_args(args)  # settings first: a bad one fails before anything is generated
-    workers = GoatWorkerFactory(run_config, AgentConfig(use_memory=run_config.use_memory), MatcherConfig(),
+    workers = GoatWorkerFactory(run_config, agent_config_from_args(args), MatcherConfig(),
                                 verbose=args.verbose)
     # The workers start (and build their agents) while the episodes are generated.
     with WorkerPool(parallel_config(args), workers, max_units=args.episodes) as pool:

@@ -21,7 +21,6 @@ from typing import Any, Optional, Sequence
 
 from tqdm import tqdm
 
-from goat_core.agent import AgentConfig
 from goat_core.bench.episodes import GoatDataset, GoatEpisode
 from goat_core.bench.results import GroupStats, SubtaskRecord
 from goat_core.bench.suite_metrics import PASTURE_CATEGORIES, PastureRecord, pasture_by_category
@@ -31,6 +30,7 @@ from goat_nav.bench_cmd import home_config_from_args, run_config_from_args
 from goat_nav.parallel import WorkerPool, parallel_config
 from goat_nav.runner import RunConfig
 from goat_nav.suites.common import (
+    agent_config_from_args,
     base_meta,
     check_suite_args,
     finish,
@@ -99,7 +99,7 @@ def run_suite(args: argparse.Namespace) -> int:
     started = time.monotonic()
     check_suite_args(args)
     run_config = run_config_from_args(args)  # settings first: a bad one fails before anything is generated
-    workers = suite_workers(run_config, AgentConfig(use_memory=run_config.use_memory), MatcherConfig(),
+    workers = suite_workers(run_config, agent_config_from_args(args), MatcherConfig(),
                             extra_labels=[spec.name for spec in UNCOMMON_CATALOGUE] + sorted(UNCOMMON_MODEL_CATEGORIES),
                             home_for_scene=home_for_scene,
                             verbose=args.verbose)

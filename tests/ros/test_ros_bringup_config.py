@@ -112,9 +112,9 @@ def test_every_bringup_names_known_nodes_and_every_param_is_described() -> None:
 
 
 def test_params_args_put_overrides_after_the_yaml() -> None:
-    args = params_args(NODES["controller"], Path("/cfg"), {"use_memory": False, "camera_height_m": 1.2})
+    args = params_args(NODES["controller"], Path("/cfg"), {"publish_debug": False, "camera_height_m": 1.2})
     assert args[:5] == ["--ros-args", "-r", "__node:=controller", "--params-file", "/cfg/controller.yaml"]
-    assert args[5:] == ["-p", "use_memory:=false", "-p", "camera_height_m:=1.2"]
+    assert args[5:] == ["-p", "publish_debug:=false", "-p", "camera_height_m:=1.2"]
 
 
 def test_launch_cli_parses() -> None:
@@ -122,9 +122,9 @@ def test_launch_cli_parses() -> None:
     from goat_nav.launcher import parse_overrides
 
     args = build_parser().parse_args(["launch", "bench", "--episodes-file", "e.json", "--param",
-                                      "controller.use_memory=false"])
+                                      "controller.publish_debug=false"])
     assert (args.bringup, args.isolated) == ("bench", False)
-    assert parse_overrides(args.param) == {"controller": {"use_memory": False}}
+    assert parse_overrides(args.param) == {"controller": {"publish_debug": False}}
     assert build_parser().parse_args(["bench", "--ros"]).ros
 
 

@@ -200,8 +200,8 @@ def test_the_robot_bringup_syncs_approximately_and_user_overrides_win() -> None:
     from goat_ros.params import ControllerParams
 
     assert ControllerParams().sync_tolerance_s == 0.0  # the simulator's exact sets are the default
-    merged = bringup_overrides("stretch", {"controller": {"use_memory": False}})
-    assert merged["controller"] == {"sync_tolerance_s": 0.05, "use_memory": False}
+    merged = bringup_overrides("stretch", {"controller": {"agent_config": "config/agent_no_memory.yaml"}})
+    assert merged["controller"] == {"sync_tolerance_s": 0.05, "agent_config": "config/agent_no_memory.yaml"}
     assert bringup_overrides("stretch", {"controller": {"sync_tolerance_s": 0.1}})["controller"] == {
         "sync_tolerance_s": 0.1}
     assert bringup_overrides("sim", {}) == {"sim_bridge": {"scene_id": SIM_SCENE_ID}}  # streams at start-up

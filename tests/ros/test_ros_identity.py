@@ -24,7 +24,7 @@ SEED = 4243
 
 def _in_process(episodes: list) -> list[SubtaskRecord]:
     records: list[SubtaskRecord] = []
-    with EpisodeRunner(RUN, AgentConfig(use_memory=RUN.use_memory), MatcherConfig()) as runner:
+    with EpisodeRunner(RUN, AgentConfig(), MatcherConfig()) as runner:
         for episode in episodes:
             records.extend(runner.run_episode(episode)[0])
     return records

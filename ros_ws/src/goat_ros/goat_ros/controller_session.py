@@ -218,6 +218,7 @@ def plan_handover(agent: Agent, sub: Subtask, pose: Pose2D, params: ControllerPa
 def build_agent(params: ControllerParams) -> Agent:
     """The agent over the configured perception backend and matcher; model folders are checked first."""
     from goat_core.agent import Agent, AgentConfig
+    from goat_core.agent.config_file import load_agent_config
     from goat_core.matching.matcher import MatcherConfig
     from goat_core.matching.selection import StackConfig, build_stack
     from goat_core.perception.factory import PerceptionConfig
@@ -231,4 +232,5 @@ def build_agent(params: ControllerParams) -> Agent:
         check_model_folder(p.model_dir or None, p.perception_backend)
     # Every backend names the categories of the object vocabulary, as the in-process run does.
     perception, matcher = build_stack(stack, list(OBJECT_LABELS), MatcherConfig())
-    return Agent(AgentConfig(use_memory=p.use_memory), perception, matcher)
+    agent_config = load_agent_config(p.agent_config) if p.agent_config else AgentConfig()
+    return Agent(agent_config, perception, matcher)

@@ -9,8 +9,7 @@ again on every new snapshot while that goal is current (``rematch_on_update``).
 Why snapshots rather than ``/goat/mapping/instances``: the matchers read more than the Instance summary carries
 (surface points for spatial relations and counts, the mean colour, the stored views for image goals), so the
 mapping node publishes the whole memory losslessly and this node rebuilds the core instances from it: the ranking
-is then exactly the in-process matcher's on the same memory. Keyframe evidence (off by default, as in the
-controller) is not carried.
+is then exactly the in-process matcher's on the same memory.
 
 A bad goal (unknown modality, empty category or text, an image that is not rgb8/bgr8, too small, or whose byte
 count does not match its size) is answered with a GoalMatches whose ``error`` says why; it is logged once and the

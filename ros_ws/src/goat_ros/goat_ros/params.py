@@ -50,7 +50,8 @@ class ControllerParams:
     image_matcher: str = _p("sift", "keypoints of image goals: sift (OpenCV) or xfeat (XFeat + LighterGlue)")
     clip_model_dir: str = _p("", "local folder of a CLIP model (modular_goat; cow with clip_patches relevance)")
     device: str = _p("cpu", "where the models run: cpu, cuda or cuda:N")
-    use_memory: bool = _p(True, "keep the map and instances across subtasks; False is the no-memory ablation")
+    agent_config: str = _p("", "YAML file of the agent's settings, like config/agent.yaml "
+                               "(config/agent_no_memory.yaml: the no-memory ablation); empty: the defaults")
     camera_height_m: float = _p(1.31, "height of the head camera's optical centre above the floor (Stretch: 1.31)")
     action_timeout_s: float = _p(30.0, "no action result or no fresh observation set for this long ends the "
                                        "subtask as an error")

@@ -64,7 +64,7 @@ class InstanceMemory:
         self._key_to_id: dict[int, int] = {}
         self._colour_weight: dict[int, int] = {}  # pixels averaged into mean_rgb so far
         self._next_id = 0
-        # The masks of the last update() placed in memory, with their memory ids (keyframes label pixels by it).
+        # The masks of the last update() placed in memory, with their memory ids (views_now crops them).
         self.last_labelled: list[tuple[np.ndarray, int]] = []
         self._last_boxes: list[tuple[int, int, int, int]] = []  # the detection boxes of last_labelled
         self._last_obs: Optional[Observation] = None

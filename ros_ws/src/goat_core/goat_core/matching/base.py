@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Optional, Protocol, Sequence, runtime_checkable
 
-from goat_core.mapping.keyframes import Keyframe
 from goat_core.mapping.occupancy import OccupancyGrid
 from goat_core.types import Goal, Instance, InstanceView
 
@@ -39,14 +38,6 @@ class GoalMatcher(Protocol):
     def set_goal(self, goal: Goal, vocabulary: Sequence[str]) -> None: ...
 
     def match(self, instances: Mapping[int, Instance]) -> MatchResult: ...
-
-
-@runtime_checkable
-class KeyframeObserver(Protocol):
-    """A matcher that also uses whole remembered frames (image goals); the agent hands it its keyframe memory
-    once, as a sequence that grows (and is cleared) in place."""
-
-    def observe_keyframes(self, keyframes: Sequence[Keyframe]) -> None: ...
 
 
 @runtime_checkable

@@ -13,13 +13,6 @@ An instance whose inliers lie away from the centre (convex hull of its goal-side
 margin from it) is most likely another object in the picture (the globe on the desk that is the goal), and
 its inliers are discounted.
 
-Whole-frame evidence: remembered keyframes (``goat_core.mapping.keyframes``) carry the goal's surroundings,
-which crops of the object lack. Each keyframe is matched with the goal picture like a view, but verified with a
-fundamental matrix (RANSAC; a room is not a plane), and every inlier whose goal-side point lies near the
-picture's centre votes for the instance under its keyframe-side point, with a Gaussian weight of its distance
-to the centre. Votes add up over keyframes; the combined score of an instance is its weighted crop inliers plus
-``frame_vote_weight`` times its votes.
-
 Cost: SIFT on a full 360x640 frame is tens of milliseconds here, so descriptors of each stored view are
 computed once (cached by instance id and view step, at most ``max_extractions_per_step`` new views per
 call) and each view is matched against the goal once per goal.
@@ -35,7 +28,6 @@ import cv2
 import numpy as np
 
 from goat_core.errors import GoatError, InvalidGoalError
-from goat_core.mapping.keyframes import Keyframe
 from goat_core.matching.base import MatchResult
 from goat_core.matching.category import ScoredInstance, runner_up
 from goat_core.matching.image_colour import ColourEvidence, ColourEvidenceConfig
@@ -95,19 +87,6 @@ class ImageMatcherConfig:
     # On seed 1000 episode 1000-17 subtask 4, the views that matched the desk in the goal picture (7 and 13
     # inliers) were seen on the way and dropped by memory for a larger view of that side that matched nothing.
     live_views: bool = True
-    # Whole-frame evidence from keyframes (see the module docstring).
-    frame_min_matches: int = 12  # ratio-test matches a keyframe needs before RANSAC
-    frame_epipolar_px: float = 3.0  # RANSAC threshold of the fundamental matrix (distance to the epipolar line)
-    frame_vote_radius_frac: float = 0.3  # goal-side inliers this close to the centre (share of short side) vote
-    frame_vote_sigma_frac: float = 0.12  # and their vote fades as a Gaussian of this width
-    frame_vote_weight: float = 2.0  # one full vote counts as this many crop inliers in the combined score
-    # Votes that make an instance a confident candidate by themselves. On simulator homes the goal gathered
-    # 17-30 weighted votes from frames near it, other instances at most 8.5 (prototype, 5 image goals).
-    min_frame_votes: float = 10.0
-    # ... and only when some crop of the same instance agrees with the goal this much (RANSAC inliers): votes
-    # also land on what stands behind or under the goal object, a crop of that neighbour rarely matches.
-    frame_min_crop_inliers: int = 6
-    max_keyframes_per_step: int = 20  # keyframes compared per match() call (~3 ms each)
     # Colour evidence (goat_core.matching.image_colour), used only among instances of the category the goal names
     # and only when keypoints settle nothing: it names the likeliest instance, confidently when it is clear.
     colour: ColourEvidenceConfig = field(default_factory=ColourEvidenceConfig)
@@ -118,9 +97,7 @@ class ImageMatcherConfig:
                      "min_inliers_same_category",
                      "min_matches", "flann_trees", "flann_checks", "max_views_per_instance",
                      "max_extractions_per_step", "sift_contrast_threshold", "max_scale_change",
-                     "max_anisotropy", "centre_falloff_frac", "frame_min_matches", "frame_epipolar_px",
-                     "frame_vote_radius_frac", "frame_vote_sigma_frac", "max_keyframes_per_step",
-                     "novel_position_m"):
+                     "max_anisotropy", "centre_falloff_frac", "novel_position_m"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"ImageMatcherConfig.{name} must be positive, got {getattr(self, name)!r}")
         if not 0.0 < self.ratio_test < 1.0:
@@ -181,11 +158,6 @@ class ImageMatcher:
         # Set by whoever filters the candidates: every instance passed to match() is of the goal's named category
         # (then ``min_inliers_same_category`` makes a clear winner confident). Reset by set_goal().
         self.candidates_share_category = False
-        # Whole-frame evidence: the keyframe memory (shared, read only), votes per instance for this goal, and
-        # the index of the next keyframe to compare.
-        self._keyframes: Sequence[Keyframe] = ()
-        self._frame_votes: dict[int, float] = {}
-        self._next_keyframe = 0
         self._colour = ColourEvidence(config.colour)
 
     def reset(self) -> None:
@@ -196,13 +168,7 @@ class ImageMatcher:
         self._scored_geometry.clear()
         self._not_novel.clear()
         self._live.clear()
-        self._frame_votes.clear()
-        self._next_keyframe = 0
         self._colour.reset()
-
-    def observe_keyframes(self, keyframes: Sequence[Keyframe]) -> None:
-        """The agent's keyframe memory; frames added to it later are compared on later calls."""
-        self._keyframes = keyframes
 
     def set_goal(self, goal: Goal, vocabulary: Sequence[str]) -> None:
         if goal.modality is not GoalModality.IMAGE or goal.image is None:
@@ -232,8 +198,6 @@ class ImageMatcher:
         self._scored_geometry.clear()
         self._not_novel.clear()
         self._live.clear()
-        self._frame_votes.clear()
-        self._next_keyframe = 0
 
     def observe_live_views(self, views: Sequence[tuple[int, InstanceView]]) -> None:
         """The current frame's views of the candidates (they replace the last frame's): each is compared with the
@@ -253,60 +217,15 @@ class ImageMatcher:
         for iid, view in todo[:self.config.max_extractions_per_step]:
             self._score_view(iid, view, instances[iid].centroid_m[:2])
         self._live.clear()  # compared, or not novel, or left for a newer frame
-        frames_left = self._vote_with_keyframes()
-        self._work_left = len(todo) > self.config.max_extractions_per_step or frames_left
+        self._work_left = len(todo) > self.config.max_extractions_per_step
         ids = {iid for iid, s in self._instance_scores.items() if s.inliers > 0}
-        ids |= {iid for iid, v in self._frame_votes.items() if v > 0.0 and iid in instances}
-        scored = [ScoredInstance(iid, self.combined_score(iid)) for iid in ids]
+        scored = [ScoredInstance(iid, self._instance_scores[iid].weighted) for iid in ids]
         scored.sort(key=lambda s: (-s.score, s.instance_id))
         return scored
 
     def instance_inliers(self, instance_id: int) -> int:
         """Most RANSAC inliers of any processed view of an instance for the current goal (0 if none)."""
         return self._instance_scores.get(instance_id, _NO_AGREEMENT).inliers
-
-    def frame_votes(self, instance_id: int) -> float:
-        """Weighted central votes of the keyframes compared so far for an instance (0 if none)."""
-        return self._frame_votes.get(instance_id, 0.0)
-
-    def combined_score(self, instance_id: int) -> float:
-        """Centre-weighted crop inliers plus ``frame_vote_weight`` times the keyframe votes."""
-        crop = self._instance_scores.get(instance_id, _NO_AGREEMENT).weighted
-        return crop + self.config.frame_vote_weight * self.frame_votes(instance_id)
-
-    def _vote_with_keyframes(self) -> bool:
-        """Compare up to ``max_keyframes_per_step`` new keyframes with the goal; True if some are left."""
-        fresh = [kf for kf in self._keyframes if kf.index >= self._next_keyframe]
-        for kf in fresh[:self.config.max_keyframes_per_step]:
-            for iid, votes in self._keyframe_votes(kf).items():
-                self._frame_votes[iid] = self._frame_votes.get(iid, 0.0) + votes
-            self._next_keyframe = kf.index + 1
-        return len(fresh) > self.config.max_keyframes_per_step
-
-    def _keyframe_votes(self, kf: Keyframe) -> dict[int, float]:
-        """Central, epipolar-consistent matches of one keyframe, summed per instance under them."""
-        assert self._flann is not None and self._goal is not None
-        cfg = self.config
-        if len(kf.descriptors) < 2:
-            return {}
-        good = self._ratio_matches(kf.descriptors.astype(np.float32))
-        if len(good) < cfg.frame_min_matches:
-            return {}
-        src = kf.points_px[[m.queryIdx for m in good]]
-        dst = self._goal.points_px[[m.trainIdx for m in good]]
-        ids = kf.instance_ids[[m.queryIdx for m in good]]
-        _, inlier_mask = cv2.findFundamentalMat(src, dst, cv2.FM_RANSAC, cfg.frame_epipolar_px, 0.99)
-        if inlier_mask is None:
-            return {}
-        keep = inlier_mask.ravel().astype(bool) & (ids >= 0)
-        offset = dst[keep] - np.asarray(self._goal_centre_px, dtype=np.float32)
-        dist_px = np.hypot(offset[:, 0], offset[:, 1])
-        near = dist_px <= cfg.frame_vote_radius_frac * self._goal_short_side_px
-        weights = np.exp(-0.5 * (dist_px[near] / (cfg.frame_vote_sigma_frac * self._goal_short_side_px)) ** 2)
-        votes: dict[int, float] = {}
-        for iid, w in zip(ids[keep][near].tolist(), weights.tolist(), strict=True):
-            votes[iid] = votes.get(iid, 0.0) + w
-        return votes
 
     def _ratio_matches(self, descriptors: np.ndarray) -> list[cv2.DMatch]:
         """Lowe's ratio test, then at most one query keypoint per goal keypoint (the closest), by query index.
@@ -324,14 +243,9 @@ class ImageMatcher:
         return sorted(best_for_goal.values(), key=lambda m: m.queryIdx)
 
     def match(self, instances: Mapping[int, Instance]) -> MatchResult:
-        """The crop ranking decides when it is confident; else the keyframe votes, when they are; else, among
-        instances of the goal's named category that keypoints leave undecided, colour (confidently when clear);
-        else the combined score names the likeliest instance, not confidently.
-
-        Keyframe votes also land on what stands behind or under the goal object (the couch behind a speaker,
-        the cabinet under a plant), and large furniture in view of many frames gathers them steadily, so they
-        are trusted only with a clear margin over the runner-up and never over a confident crop match.
-        """
+        """The crop ranking decides when it is confident; else, among instances of the goal's named category that
+        keypoints leave undecided, colour (confidently when clear); else the crop ranking names the likeliest
+        instance, not confidently."""
         ranked = self.candidates(instances)
         # Every instance must have had a view compared first: a background neighbour in the goal picture
         # scored early must not win before the object itself is looked at.
@@ -343,13 +257,6 @@ class ImageMatcher:
         keypoints_decide = bool(crops) and self.instance_inliers(crops[0].instance_id) >= needed
         if keypoints_decide and all_seen and self._clear_winner(crops, instances):
             return MatchResult(instance_id=crops[0].instance_id, score=ranked[0].score, confident=True,
-                               pending=self._work_left)
-        frames = sorted((ScoredInstance(iid, v) for iid, v in self._frame_votes.items() if iid in instances),
-                        key=lambda s: (-s.score, s.instance_id))
-        if (frames and all_seen and frames[0].score >= cfg.min_frame_votes
-                and self.instance_inliers(frames[0].instance_id) >= cfg.frame_min_crop_inliers
-                and self._clear_winner(frames, instances)):
-            return MatchResult(instance_id=frames[0].instance_id, score=ranked[0].score, confident=True,
                                pending=self._work_left)
         if not keypoints_decide and self.candidates_share_category and cfg.use_colour:
             by_colour = self._colour_match(instances, all_seen)
@@ -364,14 +271,13 @@ class ImageMatcher:
         """The instances the evidence so far cannot rank apart from the best, best first (TiedCandidates).
 
         Only for a goal whose candidates share its named category, while keypoints decide nothing (no instance has
-        ``min_inliers_same_category`` inliers or ``min_frame_votes`` votes): those whose colour is within
+        ``min_inliers_same_category`` inliers): those whose colour is within
         ``colour.tie_margin`` of the leader's. Empty when the evidence points at one instance.
         """
         cfg = self.config
         if not (self.candidates_share_category and cfg.use_colour):
             return []
-        if any(self.instance_inliers(iid) >= cfg.min_inliers_same_category
-               or self.frame_votes(iid) >= cfg.min_frame_votes for iid in instances):
+        if any(self.instance_inliers(iid) >= cfg.min_inliers_same_category for iid in instances):
             return []
         ranked = self.colour_scores(instances)
         if len(ranked) < 2:

@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence, Union
 
 from goat_core.errors import GoatError
-from goat_core.mapping.keyframes import Keyframe
 from goat_core.mapping.occupancy import OccupancyGrid
 from goat_core.matching.base import MatchResult
 from goat_core.matching.category import (
@@ -87,10 +86,6 @@ class ModalityMatcher:
     def observe_map(self, grid: OccupancyGrid) -> None:
         """The agent's occupancy grid, for the rooms of description goals (MapObserver)."""
         self.description.observe_map(grid)
-
-    def observe_keyframes(self, keyframes: Sequence[Keyframe]) -> None:
-        """Whole remembered frames for image goals (see goat_core.mapping.keyframes)."""
-        self.image.observe_keyframes(keyframes)
 
     def wants_live_views(self) -> bool:
         """Image goals compare the current frame's views too (LiveViewObserver)."""

@@ -22,7 +22,7 @@ views are still waiting, and no answer is confident before every candidate has h
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -103,12 +103,6 @@ class ModularGoatMatcher:
         else:
             raise InvalidGoalError(f"ModularGoatMatcher cannot use goal {goal.describe()!r}")
         self.modality = goal.modality
-
-    def observe_keyframes(self, keyframes: Sequence[Any]) -> None:
-        """Hands the agent's keyframe memory on to the image matcher, when that one uses keyframes."""
-        observe = getattr(self.image_matcher, "observe_keyframes", None)
-        if observe is not None:
-            observe(keyframes)
 
     def admissible(self, instances: Mapping[int, Instance]) -> Mapping[int, Instance]:
         """The instances that pass the goal's category filter."""

@@ -1,0 +1,106 @@
+"""The agent's parameters: one frozen dataclass, each field with its one default.
+
+``config/agent.yaml`` mirrors these defaults (a test checks that they agree) and is what a user edits; the
+measurements behind the defaults are in docs/agent.md.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from goat_core.control.frontier import FrontierConfig
+from goat_core.control.planner import PlannerConfig
+from goat_core.control.recovery import RecoveryConfig
+from goat_core.mapping.instance_memory import InstanceMemoryConfig
+from goat_core.mapping.occupancy import OccupancyConfig
+from goat_core.types import ActionSizes
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """Every agent parameter, each with its one default (sub-configs hold their own)."""
+
+    occupancy: OccupancyConfig = field(default_factory=OccupancyConfig)
+    memory: InstanceMemoryConfig = field(default_factory=InstanceMemoryConfig)
+    planner: PlannerConfig = field(default_factory=PlannerConfig)
+    frontier: FrontierConfig = field(default_factory=FrontierConfig)
+    recovery: RecoveryConfig = field(default_factory=RecoveryConfig)
+    actions: ActionSizes = field(default_factory=ActionSizes)
+    robot_radius_m: float = 0.17  # Stretch base
+    # STOP within this planar distance of the target's nearest point: GOAT-Bench's view points reach 1 m from the
+    # object and a STOP within 0.25 m of one succeeds, so nearer spots only add path.
+    stop_radius_m: float = 1.0
+    # When no reachable cell is that close (an object at the back of a deep counter), STOP at the closest
+    # reachable spot if it is within this distance.
+    max_stop_radius_m: float = 1.1
+    goal_margin_m: float = 0.15  # plan to cells this far inside the stop radius (cell size, step overshoot)
+    # A subtask that starts near its target (the last one ended there) STOPs without moving when the target is
+    # within this distance (clipped to [stop_radius_m, max_stop_radius_m]) and in view: any move would cost the
+    # subtask's whole SPL, its shortest path being about zero.
+    start_stop_radius_m: float = 1.05
+    navigation_tilt_rad: float = -math.radians(30.0)  # head tilt while navigating (negative looks down)
+    # With memory, a later subtask for a category goal also turns a full circle first when memory's confident
+    # match is out of reach: another instance may stand unseen behind the robot, and turns cost no path. (A later
+    # subtask whose goal memory holds no confident match always looks around first.)
+    rescan_when_sure: bool = True
+    use_memory: bool = True  # False: the no-memory ablation, map and instances cleared at every subtask
+    collision_ahead_m: float = 0.1  # a bump is marked this far past the front of the base
+    collision_half_width_m: float = 0.1
+    stuck_collisions: int = 3  # blocked moves in a row before the current target is given up
+    no_progress_steps: int = 20  # moves without ``progress_m`` of net displacement before giving up
+    progress_m: float = 0.3
+    frontier_reached_m: float = 0.3  # a frontier still there when the robot is this close is unobservable
+    # Drive on while the waypoint is within this many turn steps of the heading; above one half, turning
+    # never overshoots, and the slack above it saves turns when the path runs between two headings.
+    heading_tolerance_turns: float = 0.6
+    # Image goals that no remembered view matches once the home is explored: visit the most similar-looking
+    # instances (goal picture centre colour vs instance colour) from a side not seen yet, up to this many.
+    inspect_max_instances: int = 8
+    inspect_new_side_penalty_m: float = 3.0  # extra path cost of a spot on a side the instance was seen from
+    inspect_side_rad: float = math.radians(60.0)  # spots within this bearing of a stored view count as seen
+    inspect_max_steps: int = 80  # actions spent on one instance's inspection before it counts as inspected
+    # Image goals: sides an instance is looked at from before it counts as inspected. A goal picture is taken from
+    # a random side; one close look matches it only when it happens to face that side.
+    inspect_image_sides: int = 2
+    # Only stored views taken this close to the instance make their side count as seen: from farther, a crop of
+    # the object is too small to match a picture taken from a view point.
+    inspect_close_view_m: float = 1.6
+    expected_view_fraction: float = 0.2  # share of the target's points inside the image that means "in view"
+    blocked_view_radius_m: float = 0.5  # spots this close to one where a wall hid the target are not used again
+    # Goal spots from which the map shows a wall or tall furniture in front of the instance are not used while
+    # others are in reach: a goal's nearest points may lie just across a wall. The last ``sight_skip_end_m`` of
+    # the line (the instance's own cells, the shelf around a book) is not checked.
+    goal_in_sight: bool = True
+    sight_skip_end_m: float = 0.1
+
+    def __post_init__(self) -> None:
+        positive = ("robot_radius_m", "stop_radius_m", "progress_m", "frontier_reached_m", "sight_skip_end_m",
+                    "blocked_view_radius_m", "start_stop_radius_m", "inspect_close_view_m")
+        for name in positive:
+            if not getattr(self, name) > 0.0:
+                raise ValueError(f"AgentConfig.{name} must be positive, got {getattr(self, name)!r}")
+        if not 0.5 <= self.heading_tolerance_turns < 1.0:
+            raise ValueError(
+                f"AgentConfig.heading_tolerance_turns must be in [0.5, 1), got {self.heading_tolerance_turns}"
+            )
+        if not 0.0 < self.expected_view_fraction <= 1.0:
+            raise ValueError(
+                f"AgentConfig.expected_view_fraction must be in (0, 1], got {self.expected_view_fraction}"
+            )
+        if self.max_stop_radius_m < self.stop_radius_m:
+            raise ValueError(
+                f"AgentConfig.max_stop_radius_m must be >= stop_radius_m, got {self.max_stop_radius_m!r}"
+            )
+        if not 0.0 <= self.goal_margin_m < self.stop_radius_m:
+            raise ValueError(
+                f"AgentConfig.goal_margin_m must be in [0, stop_radius_m), got {self.goal_margin_m!r}"
+            )
+        for name in ("stuck_collisions", "no_progress_steps", "inspect_max_steps", "inspect_image_sides"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"AgentConfig.{name} must be >= 1, got {getattr(self, name)!r}")
+
+    @property
+    def full_circle_turns(self) -> int:
+        """Turns in place that bring the robot back to its heading."""
+        return int(math.ceil(2.0 * math.pi / self.actions.turn_rad - 1e-9))

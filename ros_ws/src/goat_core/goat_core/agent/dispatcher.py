@@ -1,0 +1,211 @@
+"""The GOAT agent: perception -> occupancy grid and instance memory -> goal matching -> frontier or goal
+navigation, as a dispatcher over its parts.
+
+One call of :meth:`Agent.act` per observation. The decision, in order:
+
+1. look around (``scanning``): the head to the navigation tilt, a full circle at the start of an episode, and
+   at the start of a later subtask when memory is unsure;
+2. a recovery under way continues (``goat_core.control.recovery``);
+3. if the matcher is confident about an instance (``targets``: for category goals the nearest instance of the
+   category), go there and STOP in sight of it (``approach``);
+4. an image goal that names its category looks closer at the remembered instances of it (``inspection``);
+5. otherwise explore the nearest reachable frontier (``exploration``);
+6. with nothing left to explore (:meth:`Agent._when_explored`): inspect unsure image and description matches,
+   try the recoveries, go to the best remaining match, or STOP and give up.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, cast
+
+from goat_core.agent.approach import Approach
+from goat_core.agent.config import AgentConfig
+from goat_core.agent.context import AgentContext, DebugState
+from goat_core.agent.exploration import explore_step
+from goat_core.agent.inspection import Inspection
+from goat_core.agent.recovering import Recovering
+from goat_core.agent.scanning import Scanning
+from goat_core.agent.targets import Targets
+from goat_core.errors import InvalidGoalError
+from goat_core.mapping.instance_memory import InstanceMemory
+from goat_core.mapping.occupancy import OccupancyGrid
+from goat_core.matching.base import GoalMatcher, GoalNoter, LiveViewObserver, MapObserver, MatchResult
+from goat_core.perception.base import PerceptionBackend
+from goat_core.types import DiscreteAction, Goal, GoalModality, Instance, Observation, StopDecision
+
+
+class Agent:
+    """A lifelong GOAT agent over one perception backend and one goal matcher."""
+
+    def __init__(self, config: AgentConfig, perception: PerceptionBackend, matcher: GoalMatcher) -> None:
+        self.config = config
+        self._perception = perception
+        self._matcher = matcher
+        self._ctx = AgentContext(config, perception, matcher)
+        if isinstance(matcher, MapObserver):
+            matcher.observe_map(self._ctx.grid)
+        self._scanning = Scanning(self._ctx)
+        self._approach = Approach(self._ctx)
+        self._targets = Targets(self._ctx, self._approach)
+        self._inspection = Inspection(self._ctx, self._approach, self._targets)
+        self._recovering = Recovering(self._ctx, self._approach)
+        self._has_goal = False
+        self.goal_note: Optional[str] = None  # see start_subtask
+        self._named_image_goal = False  # an image goal that also names its category
+        self._description_goal = False
+        self._settle_first = False  # the next decision first lets the matcher finish comparing memory
+        self.reset_episode()
+
+    # ---------------------------------------------------------------------------------------------- API
+    @property
+    def occupancy(self) -> OccupancyGrid:
+        return self._ctx.grid
+
+    @property
+    def memory(self) -> InstanceMemory:
+        return self._ctx.memory
+
+    def debug_state(self) -> DebugState:
+        return self._ctx.debug
+
+    @property
+    def last_stop(self) -> Optional[StopDecision]:
+        """Why the agent called STOP in the current subtask; None until it has."""
+        return self._ctx.stop
+
+    def reset_episode(self) -> None:
+        """Forget the map and all instances; the next subtask starts with a scan."""
+        self._forget()
+        self._ctx.motion.prev_xy = None
+        self._has_goal = False
+        self._scanning.reset_episode()
+        self._ctx.motion.reset()
+
+    def start_subtask(self, goal: Goal) -> None:
+        """Set the goal; memory is kept across subtasks unless ``use_memory`` is False."""
+        ctx = self._ctx
+        if not self.config.use_memory:
+            self._forget()
+        self._matcher.set_goal(goal, self._perception.labels)
+        # A warning for the user's log (an unknown category), read by the runner and the controller node.
+        self.goal_note = self._matcher.goal_note if isinstance(self._matcher, GoalNoter) else None
+        ctx.category_goal = goal.modality is GoalModality.CATEGORY
+        self._named_image_goal = goal.modality is GoalModality.IMAGE and goal.category is not None
+        self._description_goal = goal.modality is GoalModality.DESCRIPTION
+        live_views = isinstance(self._matcher, LiveViewObserver) and self._matcher.wants_live_views()
+        self._scanning.start_subtask(not self.config.use_memory, live_views)
+        self._inspection.start_subtask(goal)
+        self._approach.reset()
+        self._settle_first = True
+        ctx.recovery.reset()
+        ctx.explorer.current = None
+        ctx.set_aside.clear()
+        ctx.motion.reset()
+        ctx.stop = None
+        ctx.moved = False
+        self._has_goal = True
+
+    def _forget(self) -> None:
+        """Drop the map and every instance; matcher caches keyed on instance ids must go with them."""
+        self._ctx.grid.reset()
+        self._ctx.memory.clear()
+        self._ctx.explorer.reset()
+        self._matcher.reset()
+
+    def act(self, obs: Observation) -> DiscreteAction:
+        """Integrate one observation and choose the next action."""
+        if not self._has_goal:
+            raise InvalidGoalError("Agent.act() called before start_subtask(goal): no goal to act on")
+        obs.validate()
+        self._integrate(obs)
+        action = self._decide(obs)
+        self._ctx.motion.last_action = action
+        return action
+
+    # ------------------------------------------------------------------------------------------- sensing
+    def _integrate(self, obs: Observation) -> None:
+        ctx, cfg = self._ctx, self.config
+        pose = obs.pose
+        if ctx.motion.last_action is DiscreteAction.MOVE_FORWARD:
+            ctx.moved = True
+            if ctx.motion.prev_xy is not None:
+                ctx.grid.mark_trail(ctx.motion.prev_xy, pose.xy())
+            if obs.collided:
+                ctx.grid.mark_collision(pose, cfg.robot_radius_m + cfg.collision_ahead_m, cfg.collision_half_width_m)
+            ctx.motion.note_forward(pose.xy(), obs.collided)
+        self._scanning.note_tilt(obs)
+        ctx.motion.prev_xy = pose.xy()
+        ctx.grid.update(obs)
+        ctx.grid.mark_disk_explored(pose.x_m, pose.y_m, cfg.robot_radius_m)
+        detections = self._perception.detect(obs)
+        ctx.seen_now = set(ctx.memory.update(detections, obs, self._perception.persistent_keys))
+        if self._scanning.live_views:
+            admissible = ctx.admissible(ctx.memory.instances)
+            cast(LiveViewObserver, self._matcher).observe_live_views(ctx.memory.views_now(admissible))
+
+    # ------------------------------------------------------------------------------------------ deciding
+    def _decide(self, obs: Observation) -> DiscreteAction:
+        ctx = self._ctx
+        step = self._scanning.step(obs)
+        if step is None:
+            step = self._recovering.step(obs)
+        if step is not None:
+            return step
+        if self._settle_first:
+            # The first decision of a subtask waits for the matcher to compare everything already remembered with
+            # the new goal (image goals spread that over steps): moving before it has would walk away from a goal
+            # that memory already holds. It costs compute once per subtask, no actions.
+            self._settle_first = False
+            match, inst = self._targets.settle()
+            if self._scanning.start_rescan(match, inst, obs.pose):
+                self._settle_first = True  # the views the turn brings are compared before the next decision
+                return ctx.emit(DiscreteAction.TURN_LEFT, "scan")
+        else:
+            match, inst = ctx.match()
+        if ctx.category_goal and match.confident:
+            match, inst = self._targets.prefer_within_reach(obs.pose, match, inst)
+        include = inst.points_xyz_m[:, :2] if inst is not None else None
+        fld = ctx.field(obs.pose, include)
+        if ctx.category_goal and match.confident and inst is not None:
+            match, inst, fld = self._targets.nearest_of_category(obs, match, inst, fld)
+        if inst is not None and match.confident:
+            action = self._approach.goto(inst, fld, obs, match)
+            if action is not None:
+                return action
+        if self._named_image_goal and not match.confident and not match.pending:
+            action = self._inspection.step(obs, match)
+            if action is not None:
+                return action
+        action = explore_step(ctx, fld, obs, match)
+        if action is not None:
+            return action
+        return self._when_explored(obs, match, inst)
+
+    def _when_explored(self, obs: Observation, match: MatchResult, inst: Optional[Instance]) -> DiscreteAction:
+        """Nothing left to explore: let the matcher finish comparing what memory holds, look closer at the
+        likeliest instances of an image or description goal, go to a confident match that can be reached; else
+        try the recoveries and, once they are exhausted, go to the best remaining match, confident or not,
+        setting aside unreachable ones; STOP (giving up) when none is left."""
+        if match.pending:
+            match, inst = self._targets.settle()
+        inspects = self._inspection.goal_rgb is not None or self._description_goal
+        if not match.confident and inspects:
+            action = self._inspection.step(obs, match)
+            if action is not None:
+                return action
+        action, match = self._targets.goto_best(obs, match, inst, confident_only=True)
+        if action is not None:
+            return action
+        action = self._recovering.recover(obs, before_fallback=inst is not None)
+        if action is not None:
+            return action
+        match, inst = self._ctx.match()
+        action, match = self._targets.goto_best(obs, match, inst)
+        if action is not None:
+            return action
+        action = self._recovering.recover(obs)  # every candidate proved unreachable: the rest of the recoveries
+        if action is not None:
+            return action
+        self._ctx.stop = StopDecision(gave_up=True, reason="nothing left to explore and no candidate it can "
+                                                           "reach; " + self._ctx.recovery.describe())
+        return self._ctx.emit(DiscreteAction.STOP, "stop", match=match)

@@ -1,0 +1,81 @@
+"""Looking around: the head's navigation tilt and full circles in place.
+
+At the start of an episode (and of every subtask in the no-memory ablation) the robot turns a full circle:
+turns cost no path length, so they are free for SPL, and they fill the map and memory before the first move. A
+later subtask with memory looks around again where the last one ended when memory holds no confident match
+(the remembered views of this spot came from elsewhere), or, for a category goal, when memory's confident match
+is out of reach (``AgentConfig.rescan_when_sure``).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from goat_core.agent.context import AgentContext
+from goat_core.control.policy import tilt_action
+from goat_core.mapping.instance_memory import nearest_distance_2d_m
+from goat_core.matching.base import MatchResult
+from goat_core.types import DiscreteAction, Instance, Observation, Pose2D
+
+
+class Scanning:
+    """Turns still to make in the current look around, and whether the head can reach the navigation tilt."""
+
+    def __init__(self, ctx: AgentContext) -> None:
+        self.ctx = ctx
+        self.turns_left = 0
+        self.live_views = False  # the matcher compares the current frame's views for this goal: ask it each turn
+        self._rescan = False  # this subtask may still look around first
+        self._last_tilt_rad = 0.0
+        self._tilt_limited = False  # a look action left the head where it was: stop asking for the tilt
+
+    def reset_episode(self) -> None:
+        self.turns_left = self.full_scan_turns()
+        self._tilt_limited = False
+
+    def start_subtask(self, forgot: bool, live_views: bool) -> None:
+        """``forgot``: map and memory were just cleared (the no-memory ablation), so scan as at an episode start."""
+        if forgot:
+            self.turns_left = self.full_scan_turns()
+        self.live_views = live_views
+        self._rescan = self.turns_left == 0
+
+    def full_scan_turns(self) -> int:
+        """Turns that show every heading once: a full circle minus the start view."""
+        return self.ctx.config.full_circle_turns - 1
+
+    def note_tilt(self, obs: Observation) -> None:
+        """After each observation: a look action that left the head where it was means the tilt is out of reach."""
+        if self.ctx.motion.last_action in (DiscreteAction.LOOK_UP, DiscreteAction.LOOK_DOWN):
+            self._tilt_limited |= abs(obs.camera_tilt_rad - self._last_tilt_rad) < 1e-6
+        self._last_tilt_rad = obs.camera_tilt_rad
+
+    def step(self, obs: Observation) -> Optional[DiscreteAction]:
+        """A step of tilting the head to the navigation tilt or of a scan under way, else None. While scanning for
+        a matcher that compares the current frame (image goals), it is asked each step, so that every heading's
+        view is compared."""
+        cfg = self.ctx.config
+        look = tilt_action(obs.camera_tilt_rad, cfg.navigation_tilt_rad, cfg.actions.look_rad)
+        if look is not None and not self._tilt_limited:
+            return self.ctx.emit(look, "scan")
+        if self.turns_left > 0:
+            self.turns_left -= 1
+            if self.live_views:
+                self.ctx.match()
+            return self.ctx.emit(DiscreteAction.TURN_LEFT, "scan")
+        return None
+
+    def start_rescan(self, match: MatchResult, inst: Optional[Instance], pose: Pose2D) -> bool:
+        """True when this subtask starts a look around now: memory holds no confident match, or (category goals,
+        ``rescan_when_sure``) its confident match is out of reach from here. The caller emits the first turn."""
+        cfg = self.ctx.config
+        if not self._rescan or cfg.full_circle_turns < 2:
+            return False
+        if match.confident:
+            reach_m = min(cfg.start_stop_radius_m, cfg.max_stop_radius_m)
+            if (not cfg.rescan_when_sure or not self.ctx.category_goal or inst is None
+                    or nearest_distance_2d_m(inst, pose.x_m, pose.y_m) <= reach_m):
+                return False
+        self._rescan = False
+        self.turns_left = cfg.full_circle_turns - 2  # and the turn the caller emits now
+        return True

@@ -1,0 +1,185 @@
+"""The agent's parts on their own: motion, scanning, approach, target choice and inspection helpers.
+
+The end-to-end behaviour of the agent they make up is in test_agent.py; its analytic box world serves here too.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from test_agent import ORIGIN, Box, BoxWorld, CategoryMatcher, two_rooms
+
+from goat_core.agent import AgentConfig
+from goat_core.agent.approach import Approach, stop_at
+from goat_core.agent.context import AgentContext
+from goat_core.agent.inspection import bearing_rad, centre_colour, chromaticity
+from goat_core.agent.motion import Motion
+from goat_core.agent.scanning import Scanning
+from goat_core.agent.targets import Targets
+from goat_core.matching.base import NO_MATCH, MatchResult
+from goat_core.perception.gt import GroundTruthPerception
+from goat_core.types import ActionSizes, DiscreteAction, Instance, Observation, Pose2D
+
+
+def _context(config: AgentConfig = AgentConfig()) -> AgentContext:
+    return AgentContext(config, GroundTruthPerception(["chair", "table", "sofa"], min_pixels=5), CategoryMatcher())
+
+
+def _look_around(ctx: AgentContext, world: BoxWorld, pose: Pose2D = ORIGIN) -> Observation:
+    """Turn a full circle at ``pose`` putting every view into the context's map and memory."""
+    obs = world.reset(pose)
+    for _ in range(ctx.config.full_circle_turns):
+        ctx.grid.update(obs)
+        ctx.memory.update(ctx.perception.detect(obs), obs, ctx.perception.persistent_keys)
+        obs = world.step(DiscreteAction.TURN_LEFT)
+    return obs
+
+
+def _instance(ctx: AgentContext, category: str) -> Instance:
+    return next(i for i in ctx.memory.instances.values() if i.category == category)
+
+
+# ------------------------------------------------------------------------------------------------ config
+@pytest.mark.parametrize(("turn_deg", "turns"), [(30.0, 12), (10.0, 36), (45.0, 8), (50.0, 8)])
+def test_a_full_circle_takes_the_turns_that_bring_the_heading_back(turn_deg: float, turns: int) -> None:
+    assert AgentConfig(actions=ActionSizes(turn_rad=math.radians(turn_deg))).full_circle_turns == turns
+
+
+@pytest.mark.parametrize("removed", ["initial_scan", "rescan_when_unsure", "verify_by_sight", "keyframes",
+                                     "inspect_before_explore", "inspect_descriptions", "inspect_cheapest_tie"])
+def test_switches_that_were_always_on_are_gone(removed: str) -> None:
+    with pytest.raises(TypeError, match=removed):
+        AgentConfig(**{removed: False})  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------------------------------------ motion
+def test_blocked_moves_in_a_row_mean_stuck_and_a_free_one_clears_them() -> None:
+    motion = Motion(AgentConfig(stuck_collisions=2))
+    motion.note_forward(np.zeros(2), collided=True)
+    assert not motion.stuck()
+    motion.note_forward(np.zeros(2), collided=False)
+    motion.note_forward(np.zeros(2), collided=True)
+    assert not motion.stuck()
+    motion.note_forward(np.zeros(2), collided=True)
+    assert motion.stuck()
+    motion.reset()
+    assert not motion.stuck() and motion.last_action is None and motion.commit_yaw is None
+
+
+@pytest.mark.parametrize(("step_m", "stuck"), [(0.01, True), (0.1, False)])
+def test_moves_that_go_nowhere_mean_stuck(step_m: float, stuck: bool) -> None:
+    motion = Motion(AgentConfig(no_progress_steps=5, progress_m=0.3))
+    for k in range(5):
+        motion.note_forward(np.array([k * step_m, 0.0]), collided=False)
+        assert not motion.stuck()  # too few moves to judge
+    motion.note_forward(np.array([5 * step_m, 0.0]), collided=False)
+    assert motion.stuck() is stuck
+    assert len(motion.recent_xy) == 6  # the window: no_progress_steps moves after its first position
+
+
+def test_turning_in_place_for_two_circles_while_navigating_means_stuck() -> None:
+    motion = Motion(AgentConfig())
+    for _ in range(2 * 12):
+        motion.count(DiscreteAction.TURN_LEFT, navigating=True)
+        motion.count(DiscreteAction.TURN_RIGHT, navigating=False)  # scans and recoveries do not count
+    assert not motion.stuck()
+    motion.count(DiscreteAction.TURN_RIGHT, navigating=True)
+    assert motion.stuck()
+    motion.count(DiscreteAction.MOVE_FORWARD, navigating=True)
+    assert not motion.stuck()
+
+
+# ---------------------------------------------------------------------------------------------- scanning
+def test_scanning_tilts_the_head_then_turns_every_heading_once() -> None:
+    ctx = _context()
+    scanning = Scanning(ctx)
+    scanning.reset_episode()
+    world = BoxWorld(two_rooms())
+    obs = world.reset(ORIGIN)
+    actions = []
+    while (action := scanning.step(obs)) is not None:
+        actions.append(action)
+        ctx.motion.last_action = action
+        obs = world.step(action)
+        scanning.note_tilt(obs)
+    assert actions == [DiscreteAction.LOOK_DOWN] + [DiscreteAction.TURN_LEFT] * 11
+    assert ctx.debug.mode == "scan"
+
+
+@pytest.mark.parametrize(("category_goal", "match", "far", "rescans"), [
+    (False, NO_MATCH, False, True),  # memory holds no confident match: look around
+    (False, MatchResult(0, 1.0, True), True, False),  # a confident match: go
+    (True, MatchResult(0, 1.0, True), True, True),  # ... unless a category goal's match is out of reach
+    (True, MatchResult(0, 1.0, True), False, False),
+])
+def test_a_later_subtask_rescans_when_memory_is_unsure(category_goal: bool, match: MatchResult, far: bool,
+                                                      rescans: bool) -> None:
+    ctx = _context()
+    ctx.category_goal = category_goal
+    scanning = Scanning(ctx)
+    scanning.start_subtask(forgot=False, live_views=False)  # a later subtask: no scan under way
+    inst = Instance(0, "chair", np.array([[5.0 if far else 0.8, 0.0, 0.5]]))
+    assert scanning.start_rescan(match, inst, ORIGIN) is rescans
+    assert scanning.turns_left == (10 if rescans else 0)
+    assert scanning.start_rescan(match, inst, ORIGIN) is False  # once per subtask
+
+
+# ---------------------------------------------------------------------------------------------- approach
+def test_the_goal_spot_is_within_the_stop_radius_and_moves_to_an_unseen_side_when_asked() -> None:
+    ctx = _context()
+    world = BoxWorld(two_rooms())
+    _look_around(ctx, world)
+    table = _instance(ctx, "table")
+    approach = Approach(ctx)
+    fld = ctx.field(ORIGIN, table.points_xyz_m[:, :2])
+    near = approach.goal_cell(table, fld)
+    assert near is not None
+    (cell, radius_m) = near
+    spot = fld.to_xy(np.array([cell]))[0]
+    gap_m = float(np.min(np.linalg.norm(table.points_xyz_m[:, :2] - spot, axis=1)))
+    assert gap_m <= radius_m <= AgentConfig().max_stop_radius_m
+    centre = table.points_xyz_m[:, :2].mean(axis=0)
+    seen = [bearing_rad(centre, Pose2D(float(spot[0]), float(spot[1]), 0.0))]
+    other = approach.goal_cell(table, fld, seen)
+    assert other is not None
+    other_spot = fld.to_xy(np.array([other[0]]))[0]
+    other_bearing = bearing_rad(centre, Pose2D(float(other_spot[0]), float(other_spot[1]), 0.0))
+    assert abs(math.remainder(other_bearing - seen[0], 2 * math.pi)) >= AgentConfig().inspect_side_rad
+
+
+def test_an_instance_outside_the_map_has_no_goal_spot_and_a_stop_names_its_target() -> None:
+    ctx = _context()
+    world = BoxWorld(two_rooms())
+    _look_around(ctx, world)
+    approach = Approach(ctx)
+    fld = ctx.field(ORIGIN, None)
+    far = Instance(99, "sofa", np.array([[80.0, 80.0, 0.4]]))
+    assert approach.goal_cell(far, fld) is None
+    decision = stop_at(_instance(ctx, "table"), MatchResult(0, 0.4, False))
+    assert not decision.gave_up and decision.category == "table" and "not confident" in decision.reason
+
+
+# ----------------------------------------------------------------------------------------------- targets
+def test_the_cheapest_instance_to_reach_is_the_nearer_one() -> None:
+    sofa = Box((-0.9, 1.4, 0), (-0.4, 1.9, 0.8), 9, "sofa")
+    ctx = _context()
+    world = BoxWorld(two_rooms([sofa]))
+    _look_around(ctx, world)
+    targets = Targets(ctx, Approach(ctx))
+    assert targets.cheapest_to_reach(ORIGIN, {}) is None  # nothing to rank: no instance, no crash
+    table, near = _instance(ctx, "table"), _instance(ctx, "sofa")
+    both = {table.instance_id: table, near.instance_id: near}
+    assert targets.cheapest_to_reach(ORIGIN, both) == near.instance_id
+    assert targets.cheapest_to_reach(Pose2D(2.8, -0.6, 0.0), both) == table.instance_id
+
+
+# -------------------------------------------------------------------------------------------- inspection
+def test_colour_comparisons_ignore_brightness_and_look_at_the_picture_centre() -> None:
+    rgb = np.array([120.0, 60.0, 30.0])
+    assert np.allclose(chromaticity(rgb)[:3], chromaticity(0.5 * rgb)[:3])
+    assert chromaticity(rgb)[3] > chromaticity(0.5 * rgb)[3]
+    picture = np.zeros((100, 60, 3), np.uint8)
+    picture[30:70, 18:42] = (200, 10, 10)
+    assert centre_colour(picture).tolist() == [200.0, 10.0, 10.0]
