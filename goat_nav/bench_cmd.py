@@ -30,21 +30,25 @@ from goat_nav.report import write_html_report
 from goat_nav.runner import RunConfig
 from goat_nav.suites.common import run_episodes
 from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_dataset, home_seeds
-from sim_bridge.embedded.home import HomeConfig
+from sim_bridge.embedded.home import HomeConfig, home_config_for
 from sim_bridge.embedded.sim import SimConfig
 
 
 def home_config_from_args(args: argparse.Namespace) -> HomeConfig:
     """The home settings of the --num-rooms, --homes and --furniture-libraries flags."""
-    fields: dict[str, Any] = {"furniture": getattr(args, "homes", HomeConfig().furniture)}
+    base = home_config_for(getattr(args, "homes", HomeConfig().furniture))
+    fields: dict[str, Any] = {}
     if getattr(args, "num_rooms", None) is not None:
+        if base.layout == "large":
+            raise ConfigError(f"--num-rooms {args.num_rooms} sets the rooms of the small homes; the large homes draw "
+                              "8-16 rooms themselves (leave --num-rooms out, or use --homes small)")
         fields["num_rooms"] = args.num_rooms
     if getattr(args, "furniture_libraries", None):
-        if fields["furniture"] != "furnished":
+        if base.furniture != "furnished":
             raise ConfigError(f"--furniture-libraries {args.furniture_libraries} furnishes homes with models: it needs "
-                              f"--homes furnished (the homes are {fields['furniture']})")
+                              f"--homes furnished or large-furnished (the homes are {args.homes})")
         fields["furniture_libraries"] = tuple(n.strip() for n in args.furniture_libraries.split(",") if n.strip())
-    return HomeConfig(**fields)
+    return dataclasses.replace(base, **fields)
 
 
 def _generate(args: argparse.Namespace, quiet: bool, pool: Optional[WorkerPool] = None) -> GoatDataset:

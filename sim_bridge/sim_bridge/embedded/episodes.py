@@ -47,6 +47,7 @@ from goat_core.types import GoalModality
 from sim_bridge.embedded.catalogue import CATALOGUE, synonyms
 from sim_bridge.embedded.home import (
     FURNITURE_TAG_PATTERN,
+    LARGE_HOME_FIELDS,
     Home,
     HomeConfig,
     ObjectSpec,
@@ -58,7 +59,8 @@ from sim_bridge.embedded.home import (
 from sim_bridge.embedded.sim import EmbeddedSim, SimConfig
 
 SCENE_PREFIX = "embedded/home"
-_SCENE_RE = re.compile(r"^embedded/home_s(?P<seed>-?\d+)_r(?P<rooms>\d+)" + FURNITURE_TAG_PATTERN + "$")
+_SCENE_RE = re.compile(r"^embedded/home_s(?P<seed>-?\d+)(?:_r(?P<rooms>\d+)|(?P<large>_large))"
+                       + FURNITURE_TAG_PATTERN + "$")
 # Episode field (kept by the loader in GoatEpisode.extra) holding the word a category task uses, by task index.
 CATEGORY_WORDS_FIELD = "category_words"
 
@@ -101,6 +103,11 @@ def credits_info(home: Home) -> dict[str, object]:
 
 def scene_id_for(seed: int, home_config: HomeConfig) -> str:
     """The scene id of a generated home; it carries everything needed to generate it again."""
+    if home_config.layout == "large":  # the large homes: one setting (home.LARGE_HOME_FIELDS)
+        if home_config != with_furniture_of(home_config, **LARGE_HOME_FIELDS):
+            raise SceneGenerationError("a large home's scene id holds only its furniture; the other settings must be "
+                                       f"home.LARGE_HOME_FIELDS, got {home_config}")
+        return f"{SCENE_PREFIX}_s{seed}_large{furniture_tag(home_config)}"
     if home_config != with_furniture_of(home_config, num_rooms=home_config.num_rooms):
         raise SceneGenerationError("only num_rooms and the furniture can differ from the default HomeConfig in a "
                                    f"scene id, got {home_config}")
@@ -115,6 +122,9 @@ def parse_scene_id(scene_id: str) -> tuple[int, HomeConfig]:
             f"scene id {scene_id!r} is not an embedded-simulator scene (expected '{SCENE_PREFIX}_s<seed>_r<rooms>' "
             "with '_primitive' or '_f<library>+<library>' after it for other furniture); scenes of other simulators "
             "need their backend")
+    if match["large"]:
+        return int(match["seed"]), HomeConfig(**{**LARGE_HOME_FIELDS,  # type: ignore[arg-type]
+                                                 **furniture_fields(match["furniture"])})
     return int(match["seed"]), HomeConfig(num_rooms=int(match["rooms"]),
                                           **furniture_fields(match["furniture"]))  # type: ignore[arg-type]
 

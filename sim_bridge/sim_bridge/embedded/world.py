@@ -242,15 +242,16 @@ def _add_structure(home: Home, assets: dict[str, bytes], asset_xml: list[str], b
         assets[f"{name}.png"] = _png(surface_texture(rng, colour, bool(rng.uniform() < 0.6), FLOOR_GRAIN))
         asset_xml += [f'<texture name="{name}" type="2d" file="{name}.png"/>',
                       _material(name, white, name, "0.5 0.5")]
-        (x0, y0), (x1, y1) = room.min_xy_m, room.max_xy_m
-        # The floor and ceiling reach under the walls, so no gap shows at door sills.
-        t = home.config.wall_thickness_m
-        half = ((x1 - x0) / 2 + t, (y1 - y0) / 2 + t)
-        centre = ((x0 + x1) / 2, (y0 + y1) / 2)
-        body_xml.append(f'<geom name="{name}" type="box" size="{_vec(half + (0.01,))}" '
-                        f'pos="{_vec(centre + (-0.01,))}" material="{name}"/>')
-        body_xml.append(f'<geom name="ceiling_{room.room_id}" type="box" size="{_vec(half + (0.01,))}" '
-                        f'pos="{_vec(centre + (height + 0.01,))}" material="ceiling"/>')
+        for k, ((x0, y0), (x1, y1)) in enumerate(room.rects):
+            # The floor and ceiling reach under the walls, so no gap shows at door sills.
+            t = home.config.wall_thickness_m
+            half = ((x1 - x0) / 2 + t, (y1 - y0) / 2 + t)
+            centre = ((x0 + x1) / 2, (y0 + y1) / 2)
+            part = f"_{k}" if k else ""  # the main rectangle keeps the names of rectangular rooms
+            body_xml.append(f'<geom name="{name}{part}" type="box" size="{_vec(half + (0.01,))}" '
+                            f'pos="{_vec(centre + (-0.01,))}" material="{name}"/>')
+            body_xml.append(f'<geom name="ceiling_{room.room_id}{part}" type="box" size="{_vec(half + (0.01,))}" '
+                            f'pos="{_vec(centre + (height + 0.01,))}" material="ceiling"/>')
     for i, box in enumerate(home.walls):
         body_xml.append(f'<geom name="wall_{i}" type="box" size="{_vec(box.half_size_m)}" '
                         f'pos="{_vec(box.centre_m)}" material="wall"/>')

@@ -1,0 +1,163 @@
+"""Large homes (--homes large): real-scale floor plans, dense furniture, every object reachable; small homes unchanged."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+
+import numpy as np
+import pytest
+
+from goat_core.errors import ConfigError, SceneGenerationError
+from goat_nav.bench_cmd import home_config_from_args
+from sim_bridge.embedded import floorplan
+from sim_bridge.embedded.episodes import parse_scene_id, scene_id_for
+from sim_bridge.embedded.home import (
+    HOME_KINDS,
+    Home,
+    HomeConfig,
+    generate_home,
+    home_config_for,
+    large_home_config,
+)
+from sim_bridge.embedded.navgrid import NavGrid
+
+PLAN_SEEDS = range(60)
+HOME_SEEDS = (3, 8)
+
+
+@pytest.fixture(scope="module")
+def plans() -> list[floorplan.FloorPlan]:
+    return [floorplan.generate_floor_plan(np.random.default_rng(s)) for s in PLAN_SEEDS]
+
+
+@pytest.fixture(scope="module")
+def homes() -> list[tuple[Home, NavGrid]]:
+    built = [generate_home(s, large_home_config()) for s in HOME_SEEDS]
+    return [(h, NavGrid.from_home(h)) for h in built]
+
+
+def _room_area(plan: floorplan.FloorPlan, room: int) -> float:
+    return sum(floorplan.cell_area_m2(c) for c in plan.cells_of(room))
+
+
+def _is_rectangle(cells: list[floorplan.Cell]) -> bool:
+    x0, y0 = min(c.x0 for c in cells), min(c.y0 for c in cells)
+    x1, y1 = max(c.x1 for c in cells), max(c.y1 for c in cells)
+    return abs((x1 - x0) * (y1 - y0) - sum(floorplan.cell_area_m2(c) for c in cells)) < 1e-6
+
+
+def test_floor_plans_have_as_many_rooms_as_real_homes(plans: list[floorplan.FloorPlan]) -> None:
+    counts = [len(p.rooms) for p in plans]
+    assert min(counts) >= 8 and max(counts) <= 16
+    assert np.mean(counts) >= 10.0
+
+
+def test_room_sizes_follow_their_type(plans: list[floorplan.FloorPlan]) -> None:
+    by_type: dict[str, list[float]] = {}
+    for plan in plans:
+        for i, room in enumerate(plan.rooms):
+            by_type.setdefault(room.room_type, []).append(_room_area(plan, i))
+    assert {"living room", "kitchen", "dining room", "hallway", "bedroom", "bathroom"} <= set(by_type)
+    assert 20.0 <= np.median(by_type["living room"]) <= 45.0
+    assert 9.0 <= np.median(by_type["bedroom"]) <= 16.0
+    assert 4.0 <= np.median(by_type["bathroom"]) <= 9.0  # a full-depth bathroom 1.75 m wide is 7-9 m²
+    assert max(by_type["closet"]) <= 3.0
+    assert min(by_type["bathroom"]) < min(by_type["bedroom"]) < np.median(by_type["living room"])
+
+
+def test_open_plan_l_shapes_dead_ends_and_off_centre_doors(plans: list[floorplan.FloorPlan]) -> None:
+    l_shaped = off_centre = doors = 0
+    for plan in plans:
+        types = [r.room_type for r in plan.rooms]
+        kitchen, living = types.index("kitchen"), types.index("living room")
+        assert plan.is_open(kitchen, living) and plan.is_open(kitchen, types.index("dining room"))
+        assert not plan.is_open(kitchen, types.index("bedroom"))
+        l_shaped += any(not _is_rectangle(plan.cells_of(i)) for i in range(len(plan.rooms)))
+        # Rooms with one door are dead ends: every private room, so a home has several.
+        degree = np.bincount(np.asarray(plan.door_pairs).ravel(), minlength=len(plan.rooms))
+        assert sum(degree[i] == 1 and not plan.rooms[i].open_group for i in range(len(plan.rooms))) >= 5
+        rng = np.random.default_rng(0)
+        for a, b in plan.door_pairs:
+            seg, pos = floorplan.door_position(rng, plan, a, b, 1.0, 0.35)
+            doors += 1
+            off_centre += abs(pos - (seg.lo + seg.hi) / 2.0) > 0.25
+    assert l_shaped >= 0.8 * len(plans)
+    assert off_centre >= 0.3 * doors  # narrow rooms (bathrooms) leave little room to move a door
+
+
+def test_walls_stand_between_groups_not_inside_the_open_plan(plans: list[floorplan.FloorPlan]) -> None:
+    plan = plans[0]
+    walls = floorplan.wall_segments(plan)
+    types = [r.room_type for r in plan.rooms]
+    kitchen, living = types.index("kitchen"), types.index("living room")
+    for seg in floorplan.shared_segments(plan, kitchen, types.index("dining room")) + \
+            floorplan.shared_segments(plan, living, types.index("hallway")):
+        mid = (seg.lo + seg.hi) / 2.0
+        assert not any(w.axis == seg.axis and abs(w.at - seg.at) < 1e-9 and w.lo < mid < w.hi for w in walls)
+    bedroom = types.index("bedroom")
+    hall_side = floorplan.shared_segments(plan, bedroom, types.index("hallway"))
+    assert hall_side and all(any(w.axis == s.axis and abs(w.at - s.at) < 1e-9 and w.lo <= s.lo + 1e-9
+                                 and s.hi <= w.hi + 1e-9 for w in walls) for s in hall_side)
+
+
+def test_large_homes_are_big_dense_and_every_object_reachable(homes: list[tuple[Home, NavGrid]]) -> None:
+    for home, grid in homes:
+        area_m2 = float(grid.navigable.sum()) * grid.resolution_m ** 2
+        assert 60.0 <= area_m2 <= 250.0, home.seed
+        assert len(home.objects) / len(home.rooms) >= 10.0, home.seed
+        categories = [o.category for o in home.objects]
+        repeated = {c for c in set(categories) if categories.count(c) >= 2}
+        assert len(repeated) >= 0.5 * len(set(categories)), home.seed
+        assert sum(o.receptacle_id is None and o.category in ("storage box", "basket", "plant", "book")
+                   for o in home.objects) >= 10, "floor clutter"
+        for obj in home.objects:
+            assert len(grid.view_points(obj)) > 0, (home.seed, obj.object_id, obj.category)
+
+
+def test_large_home_rooms_hold_their_objects(homes: list[tuple[Home, NavGrid]]) -> None:
+    for home, _ in homes:
+        assert any(room.extra_rects for room in home.rooms)  # L-shaped rooms reach the MuJoCo model as rects
+        for obj in home.objects:
+            room = home.rooms[obj.room_id]
+            assert room.contains(obj.position_m[:2]), (obj.object_id, room.room_type)
+
+
+def test_large_homes_by_name_and_scene_id() -> None:
+    assert {"small", "large", "large-furnished"} <= set(HOME_KINDS)
+    assert home_config_for("small") == HomeConfig()
+    large = home_config_for("large")
+    assert large.layout == "large" and large.furniture == "primitive"
+    assert home_config_for("large-furnished").furniture == "furnished"
+    for kind in ("small", "large", "large-furnished"):
+        config = home_config_for(kind)
+        scene = scene_id_for(11, config)
+        assert parse_scene_id(scene) == (11, config)
+    assert scene_id_for(11, large) == "embedded/home_s11_large"
+    with pytest.raises(SceneGenerationError, match="tiny"):
+        home_config_for("tiny")
+    args = argparse.Namespace(homes="large", num_rooms=7, furniture_libraries=None)
+    with pytest.raises(ConfigError, match="--num-rooms 7"):
+        home_config_from_args(args)
+    assert home_config_from_args(argparse.Namespace(homes="large", num_rooms=None, furniture_libraries=None)) \
+        == large
+
+
+def test_bad_layout_is_named() -> None:
+    with pytest.raises(SceneGenerationError, match="'mansion'"):
+        HomeConfig(layout="mansion")  # type: ignore[arg-type]
+
+
+def test_small_homes_are_unchanged() -> None:
+    """The default homes of seeds 1 and 7 are those of the generator before large homes existed."""
+    expected = {1: "e62cf1f45ba7bf7756f0b85419ffe71823c44e492b684a60f0df92b0855c706a",
+                7: "0cae4ffc5910627ffbd5c284772173a7baad815ea979580f68cb8ff1baafcc01"}
+    for seed, digest in expected.items():
+        h = generate_home(seed, HomeConfig())
+        key = repr(([(r.room_id, r.room_type, r.min_xy_m, r.max_xy_m) for r in h.rooms], h.doors, h.walls,
+                    h.objects))
+        assert hashlib.sha256(key.encode()).hexdigest() == digest, seed
+
+
+def test_large_homes_are_deterministic() -> None:
+    assert generate_home(5, large_home_config()) == generate_home(5, large_home_config())
