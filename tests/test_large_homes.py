@@ -1,4 +1,5 @@
-"""Large homes (--homes large): real-scale floor plans, dense furniture, every object reachable; small homes unchanged."""
+"""Large homes (--homes large): real-scale floor plans, dense furniture, every object reachable; small homes
+unchanged."""
 
 from __future__ import annotations
 

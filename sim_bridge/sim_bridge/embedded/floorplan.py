@@ -4,9 +4,10 @@ The plan is a house of three bands along x: rooms at the back (top band), a hall
 (bottom band). Its left end is an open-plan public block: dining room and kitchen in the top band, the living
 room in the bottom band and the hallway band in front of the kitchen (an L-shaped room), with no walls between
 them or towards the hallway. Right of it, private rooms (bedrooms, bathrooms, an office, a laundry room) of sizes
-drawn by type line both bands and open onto the hallway, which ends in a dead end. Some bedrooms have a closet carved out of their back corner (the bedroom becomes
-L-shaped, the closet a dead end opening into it); a bathroom next to a bedroom may open into the bedroom instead
-of the hallway (an en-suite). Door gaps lie anywhere along their wall, keeping ``DOOR_END_MARGIN_M`` from its ends.
+drawn by type line both bands and open onto the hallway, which ends in a dead end. Some bedrooms have a closet
+carved out of their back corner (the bedroom becomes L-shaped, the closet a dead end opening into it); a bathroom
+next to a bedroom may open into the bedroom instead of the hallway (an en-suite). Door gaps lie anywhere along
+their wall, keeping ``DOOR_END_MARGIN_M`` from its ends.
 
 A room is made of axis-aligned cells; ``Room`` holds the largest one as its main rectangle and the others as
 ``extra_rects``. Cells lie between wall centre lines; walls stand on every cell side that borders the outside or a
