@@ -162,3 +162,30 @@ def test_small_homes_are_unchanged() -> None:
 
 def test_large_homes_are_deterministic() -> None:
     assert generate_home(5, large_home_config()) == generate_home(5, large_home_config())
+
+
+def test_scene_statistics_and_meta_scenes() -> None:
+    from sim_bridge.embedded.home_stats import home_stats, scenes_meta, summarise
+
+    small, large = scene_id_for(4, HomeConfig()), scene_id_for(4, large_home_config())
+    entries = scenes_meta([small, large, small, "habitat/hm3d/abc.basis.glb"])
+    assert [e["scene_id"] for e in entries] == [small, large]  # each home once, other simulators left out
+    assert set(entries[0]) == {"scene_id", "num_rooms", "navigable_area_m2", "num_objects"}
+    assert entries[0]["num_rooms"] == 5 and entries[1]["num_rooms"] >= 8
+    assert entries[1]["navigable_area_m2"] > entries[0]["navigable_area_m2"]
+    assert entries[1]["num_objects"] > 3 * entries[0]["num_objects"]
+    table = summarise([home_stats(generate_home(4, large_home_config()))])
+    assert table["num_rooms"]["mean"] == entries[1]["num_rooms"]
+
+
+@pytest.mark.slow
+def test_bench_results_carry_meta_scenes(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+    import subprocess
+    import sys
+
+    out = tmp_path / "r.json"
+    subprocess.run([sys.executable, "-m", "goat_nav.cli", "bench", "--episodes", "1", "--seed", "1000",
+                    "--max-actions", "3", "--quiet", "--out", str(out)], check=True, timeout=600)
+    scenes = json.loads(out.read_text())["meta"]["scenes"]
+    assert len(scenes) == 1 and scenes[0]["num_rooms"] == 5 and scenes[0]["num_objects"] > 0

@@ -46,6 +46,7 @@ from goat_nav.resume import PlanResults, check_same_run, plan_run
 from goat_nav.runner import RunConfig, Trajectory
 from sim_bridge.embedded.catalogue import CATALOGUE
 from sim_bridge.embedded.home import Home
+from sim_bridge.embedded.home_stats import scenes_meta
 
 
 def suite_workers(run_config: RunConfig, agent_config: AgentConfig, matcher_config: MatcherConfig,
@@ -182,6 +183,8 @@ def run_episodes(args: argparse.Namespace, episodes: Sequence[GoatEpisode], pool
     """
     # The bag's run info is the meta as prepared: the same run gives the same bag whatever --out is.
     recorder = RunRecorder(args.record, run_info=meta) if getattr(args, "record", None) is not None else None
+    # meta.scenes: rooms, navigable area and objects of each home the run uses (sim_bridge.embedded.home_stats).
+    meta.setdefault("scenes", scenes_meta(e.scene_id for e in episodes))
     units = episode_units(episodes)
     sink = GoatResults(args.out, args.suite, meta, annotate or (lambda _episode, record: record), suite_meta)
     sink.planned = episodes

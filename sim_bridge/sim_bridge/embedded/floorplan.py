@@ -28,19 +28,19 @@ from goat_core.errors import SceneGenerationError
 
 # Room areas by type (m²) and the band depths (m).
 ROOM_AREA_RANGE_M2: dict[str, tuple[float, float]] = {
-    "bedroom": (10.0, 16.0), "bathroom": (4.0, 8.0), "office": (9.0, 13.0), "laundry room": (4.0, 7.0),
+    "bedroom": (11.0, 16.0), "bathroom": (4.0, 8.0), "office": (10.0, 14.0), "laundry room": (4.0, 7.0),
     "kitchen": (9.0, 15.0), "dining room": (10.0, 16.0), "closet": (1.8, 3.0),
 }
 BAND_DEPTH_RANGE_M = (4.0, 5.2)
-HALLWAY_WIDTH_RANGE_M = (1.3, 1.7)
-LIVING_AREA_RANGE_M2 = (28.0, 42.0)  # with its share of the hallway band in front of the kitchen
+HALLWAY_WIDTH_RANGE_M = (1.4, 1.8)
+LIVING_AREA_RANGE_M2 = (30.0, 42.0)  # with its share of the hallway band in front of the kitchen
 MIN_ROOM_WIDTH_M = 1.75  # a door (1 m) with its margins (0.3 m) and the wall thickness fits
 CLOSET_WIDTH_RANGE_M = (1.8, 2.1)
 CLOSET_DEPTH_RANGE_M = (1.0, 1.4)
 CLOSET_PROBABILITY = 0.5  # share of bedrooms wide enough that get a closet
 MIN_BEDROOM_BESIDE_CLOSET_M = 2.4
 EN_SUITE_PROBABILITY = 0.35
-PRIVATE_ROOMS_RANGE = (6, 10)  # inclusive: bedrooms, bathrooms, office, laundry room (closets come on top)
+PRIVATE_ROOMS_RANGE = (6, 11)  # inclusive: bedrooms, bathrooms, office, laundry room (closets come on top)
 MAX_ROOMS = 16
 OPEN_GROUP = ("living room", "kitchen", "dining room", "hallway")  # no walls between these
 

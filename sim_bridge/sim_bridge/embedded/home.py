@@ -162,7 +162,7 @@ def furniture_fields(tag: Optional[str], base: Optional[HomeConfig] = None) -> d
 # room (as many as its area allows, see LARGE_FURNITURE_M2_PER_PIECE) and more small objects on each top.
 LARGE_HOME_FIELDS: dict[str, object] = {"layout": "large", "small_objects_per_receptacle": (4, 10),
                                         "furniture_per_room": (1, 14), "extra_doors": 0, "max_per_room_factor": 2,
-                                        "floor_clutter_m2_per_object": 1.6}
+                                        "floor_clutter_m2_per_object": 0.8}
 # Small objects a large home also leaves on the floor (toys, boxes, plants...): the catalogue's receptacle-placed
 # categories that stand on floors in homes.
 FLOOR_CLUTTER = ("storage box", "basket", "plant", "book", "teddy bear", "vase", "speaker", "towel", "bowl")
@@ -744,12 +744,41 @@ def _uniform_or_none(rng: np.random.Generator, lo: float, hi: float) -> Optional
     return float(rng.uniform(lo, hi)) if lo <= hi else None
 
 
+def _clutter_pose(rng: np.random.Generator, area: tuple[Vec2, Vec2], furniture: list[_Placed], hx: float,
+                  hy: float, gap: float) -> tuple[Optional[float], Optional[float], Optional[_Placed]]:
+    """Centre of a floor object of half sizes (hx, hy) in ``area``: against one of its walls, free (``gap`` from
+    them), or against a piece of furniture (and ``gap`` from the walls); None when it does not fit. Also the piece
+    it leans on."""
+    (x_lo, y_lo), (x_hi, y_hi) = area
+    side = int(rng.integers(7))
+    c = WALL_CONTACT_GAP_M
+    x = _uniform_or_none(rng, x_lo + gap + hx, x_hi - gap - hx)
+    y = _uniform_or_none(rng, y_lo + gap + hy, y_hi - gap - hy)
+    if side < 4:
+        x, y = [(x, y_lo + c + hy), (x, y_hi - c - hy), (x_lo + c + hx, y), (x_hi - c - hx, y)][side]
+        return x, y, None
+    if side == 4 or not furniture:
+        return x, y, None
+    leaning = furniture[int(rng.integers(len(furniture)))]
+    f, face = leaning.footprint, int(rng.integers(4))
+    if face < 2:
+        x = float(rng.uniform(f.x0 + hx, max(f.x0 + hx, f.x1 - hx)))
+        y = f.y0 - c - hy if face == 0 else f.y1 + c + hy
+    else:
+        y = float(rng.uniform(f.y0 + hy, max(f.y0 + hy, f.y1 - hy)))
+        x = f.x0 - c - hx if face == 2 else f.x1 + c + hx
+    if not (x_lo + gap + hx <= x <= x_hi - gap - hx and y_lo + gap + hy <= y <= y_hi - gap - hy):
+        return None, None, None
+    return x, y, leaning
+
+
 def _floor_clutter(rng: np.random.Generator, room: Room, keepouts: list[_Rect], furniture: list[_Placed],
                   config: HomeConfig, fur: Optional[Furnisher], used: Counter[str]) -> list[_Placed]:
     """Small objects on the floor of any rectangle of the room, up to one per
-    ``floor_clutter_m2_per_object``. Each keeps ``furniture_gap_m`` (more than the robot's diameter) from every
-    other floor object and stays out of door corridors and open sides, and either stands against a wall or keeps
-    that gap from walls too: passages narrow but the free floor stays in one piece."""
+    ``floor_clutter_m2_per_object``. Each stays out of door corridors and open sides and keeps
+    ``furniture_gap_m`` (more than the robot's diameter) from every other floor object but the one piece of
+    furniture it may lean on, and either stands against a wall (then touching no furniture) or keeps that gap from
+    the walls too: passages narrow but the free floor stays in one piece."""
     names = set(FLOOR_CLUTTER)
     allowed = [c for c in CATALOGUE if c.name in names and (fur is None or fur.has(c.name))]
     in_room = [c for c in allowed if room.room_type in c.room_types]
@@ -766,25 +795,14 @@ def _floor_clutter(rng: np.random.Generator, room: Room, keepouts: list[_Rect], 
         size, scale, choice = _draw(rng, spec, fur, so_far)
         quarter = int(rng.integers(4))
         hx, hy = (size[1] / 2, size[0] / 2) if quarter % 2 else (size[0] / 2, size[1] / 2)
-        (x_lo, y_lo), (x_hi, y_hi) = rects[int(rng.integers(len(rects)))]
-        side = int(rng.integers(5))  # against one of the four walls, or free
-        c = WALL_CONTACT_GAP_M
-        x = _uniform_or_none(rng, x_lo + gap + hx, x_hi - gap - hx)
-        y = _uniform_or_none(rng, y_lo + gap + hy, y_hi - gap - hy)
-        if side == 0:
-            y = y_lo + c + hy
-        elif side == 1:
-            y = y_hi - c - hy
-        elif side == 2:
-            x = x_lo + c + hx
-        elif side == 3:
-            x = x_hi - c - hx
+        x, y, leaning = _clutter_pose(rng, rects[int(rng.integers(len(rects)))], furniture, hx, hy, gap)
         if x is None or y is None:
             continue
         rect = _Rect(x - hx, y - hy, x + hx, y + hy)
         if any(rect.overlaps(k) for k in keepouts) or not room.contains((x, y)):
             continue
-        if all(rect.gap_to(p.footprint) >= gap for p in furniture + placed):
+        # Touching the piece it leans on (one obstacle with it), the robot's passage from every other one.
+        if all(p is leaning or rect.gap_to(p.footprint) >= gap for p in furniture + placed):
             placed.append(_Placed(spec, rect, 0.0, size, quarter, scale, choice))
     return placed
 
