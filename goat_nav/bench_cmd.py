@@ -29,7 +29,7 @@ from goat_nav.record import check_bag_path
 from goat_nav.report import write_html_report
 from goat_nav.runner import RunConfig
 from goat_nav.suites.common import run_episodes
-from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_dataset, home_seeds
+from sim_bridge.embedded.episodes import episode_config_for, generate_dataset, home_seeds
 from sim_bridge.embedded.home import HomeConfig, home_config_for
 from sim_bridge.embedded.sim import SimConfig
 
@@ -57,11 +57,12 @@ def _generate(args: argparse.Namespace, quiet: bool, pool: Optional[WorkerPool] 
     def advance(_episode: object) -> None:
         bar.update(1)
 
+    home_config = home_config_from_args(args)
     if pool is not None and pool.distributed:
-        make = ProceduralEpisodes(args.seed, home_config_from_args(args), EpisodeGenConfig())
+        make = ProceduralEpisodes(args.seed, home_config, episode_config_for(home_config))
         dataset = GoatDataset(tuple(pool.map(make, list(enumerate(home_seeds(args.episodes, args.seed))), advance)))
     else:
-        dataset = generate_dataset(args.episodes, args.seed, home_config_from_args(args), EpisodeGenConfig(),
+        dataset = generate_dataset(args.episodes, args.seed, home_config, episode_config_for(home_config),
                                    on_episode=advance)
     bar.close()
     return dataset

@@ -189,3 +189,45 @@ def test_bench_results_carry_meta_scenes(tmp_path) -> None:  # type: ignore[no-u
                     "--max-actions", "3", "--quiet", "--out", str(out)], check=True, timeout=600)
     scenes = json.loads(out.read_text())["meta"]["scenes"]
     assert len(scenes) == 1 and scenes[0]["num_rooms"] == 5 and scenes[0]["num_objects"] > 0
+
+
+def test_episode_settings_by_kind_of_home() -> None:
+    from sim_bridge.embedded.episodes import LARGE_HOME_EPISODES, EpisodeGenConfig, episode_config_for
+
+    assert episode_config_for(HomeConfig()) == EpisodeGenConfig()  # the small homes' episodes are unchanged
+    large = episode_config_for(large_home_config("furnished"))
+    assert large == LARGE_HOME_EPISODES
+    assert large.goal_sampling == "category" and large.min_goal_coverage == large.image_min_coverage == 0.05
+    assert (large.min_subtasks, large.max_subtasks) == (5, 10)
+    with pytest.raises(SceneGenerationError, match="'instance'"):
+        EpisodeGenConfig(goal_sampling="instance")
+    with pytest.raises(SceneGenerationError, match="1.5"):
+        EpisodeGenConfig(min_goal_coverage=1.5)
+
+
+@pytest.mark.slow
+def test_large_home_episodes_follow_goat_bench_rules() -> None:
+    """Episodes of a large home: 5-10 subtasks, every goal reachable from the start and seen at >= 5 % of a frame
+    from one of its view points, image goals at >= 5 % coverage; goals drawn by category."""
+    from sim_bridge.embedded.episodes import LARGE_HOME_EPISODES, generate_episode
+    from sim_bridge.embedded.home_stats import subtask_geodesics_m
+    from sim_bridge.embedded.sim import EmbeddedSim
+
+    home = generate_home(HOME_SEEDS[0], large_home_config())
+    scene = scene_id_for(HOME_SEEDS[0], large_home_config())
+    with EmbeddedSim(home) as sim:
+        episodes = [generate_episode(sim, scene, f"e{k}", np.random.default_rng(k), LARGE_HOME_EPISODES)
+                    for k in range(2)]
+        for episode in episodes:
+            assert 5 <= len(episode.tasks) <= 10
+            distances = subtask_geodesics_m(episode, sim.navgrid)
+            assert all(np.isfinite(d) for d in distances), distances
+            for goals in episode.goals.values():
+                for goal in goals:
+                    obj = home.object(goal.object_id)
+                    assert len(goal.view_points) > 0
+                    for image in goal.image_goals:
+                        assert image.frame_coverage >= 0.05, (obj.category, image.frame_coverage)
+    # Goal categories: drawn uniformly over categories, so rare categories appear as often as common ones would.
+    categories = {t.category for e in episodes for t in e.tasks}
+    assert len(categories) >= 8
