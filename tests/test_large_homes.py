@@ -231,3 +231,19 @@ def test_large_home_episodes_follow_goat_bench_rules() -> None:
     # Goal categories: drawn uniformly over categories, so rare categories appear as often as common ones would.
     categories = {t.category for e in episodes for t in e.tasks}
     assert len(categories) >= 8
+
+
+def test_object_textures_are_cached_with_the_same_pixels(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import cv2
+
+    from sim_bridge.embedded import world
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    first = world._object_texture_png(9, 4, (200, 40, 40))
+    files = list((tmp_path / "goat_nav" / "textures").glob("*.png"))
+    assert len(files) == 1
+    assert world._object_texture_png(9, 4, (200, 40, 40)) == first == files[0].read_bytes()
+    drawn = world.object_texture(np.random.default_rng([9, 4]), (200, 40, 40))
+    decoded = cv2.cvtColor(cv2.imdecode(np.frombuffer(first, np.uint8), cv2.IMREAD_COLOR), cv2.COLOR_BGR2RGB)
+    assert np.array_equal(decoded, drawn)
+    assert world._object_texture_png(9, 5, (200, 40, 40)) != first  # another instance, another texture

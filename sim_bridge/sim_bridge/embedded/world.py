@@ -22,6 +22,7 @@ import os
 os.environ.setdefault("MUJOCO_GL", "egl")
 
 from dataclasses import dataclass  # noqa: E402
+from pathlib import Path  # noqa: E402
 from typing import Sequence  # noqa: E402
 from xml.sax.saxutils import quoteattr  # noqa: E402
 
@@ -91,13 +92,15 @@ def object_texture(rng: np.random.Generator, base_rgb: Sequence[int],
     image = np.empty((size_px, size_px, 3), dtype=np.float64)
     image[:] = base
     covered = np.zeros((size_px, size_px), dtype=bool)
+    n_covered, n_pixels = 0, size_px * size_px  # covered pixels, counted (the same fractions as covered.mean())
     target = rng.uniform(*FEATURE_COVERAGE_RANGE)
     accents = [np.asarray(c, dtype=np.float64) for c in COLOURS.values() if tuple(c) != tuple(base_rgb)]
     for _ in range(400):
-        if covered.mean() >= target:
+        if n_covered / n_pixels >= target:
             break
         mask = _pattern_mask(rng, size_px)
-        if (covered | mask).mean() > FEATURE_COVERAGE_RANGE[1]:
+        n_new = n_covered + int(np.count_nonzero(mask & ~covered))
+        if n_new / n_pixels > FEATURE_COVERAGE_RANGE[1]:
             continue
         if rng.uniform() < ACCENT_PROBABILITY:
             colour = accents[int(rng.integers(len(accents)))]
@@ -105,6 +108,7 @@ def object_texture(rng: np.random.Generator, base_rgb: Sequence[int],
             colour = _shade(rng, base)
         image[mask] = colour
         covered |= mask
+        n_covered = n_new
     image += rng.normal(0.0, TEXTURE_NOISE_SIGMA, image.shape)
     return np.clip(np.rint(image), 0, 255).astype(np.uint8)
 
@@ -152,8 +156,38 @@ def surface_texture(rng: np.random.Generator, base_rgb: Sequence[int], planks: b
     return np.clip(np.rint(image), 0, 255).astype(np.uint8)
 
 
+TEXTURE_CACHE_VERSION = 1  # raise when object_texture draws differently
+
+
+def texture_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/goat_nav/textures`` (``~/.cache/goat_nav/textures`` when XDG_CACHE_HOME is unset)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "goat_nav" / "textures"
+
+
+def _object_texture_png(seed: int, instance_id: int, base_rgb: Sequence[int]) -> bytes:
+    """The PNG of an object's texture, seeded by (home seed, instance id) so that an instance looks the same
+    whatever else the home holds; cached on disk (a large home has hundreds: drawing them takes seconds)."""
+    colour = "-".join(str(int(c)) for c in base_rgb)
+    key = f"v{TEXTURE_CACHE_VERSION}_{OBJECT_TEXTURE_PX}_{seed}_{instance_id}_{colour}"
+    path = texture_cache_dir() / f"{key}.png"
+    try:
+        return path.read_bytes()
+    except OSError:
+        pass
+    encoded = _png(object_texture(np.random.default_rng([seed, instance_id]), base_rgb))
+    try:  # written under a temporary name first: parallel workers never read half a file
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(encoded)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only cache only costs time
+    return encoded
+
+
 def _png(rgb: np.ndarray) -> bytes:
-    ok, encoded = cv2.imencode(".png", cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR))
+    # Light compression: the pixels are the same (PNG is lossless), the encoding several times faster.
+    ok, encoded = cv2.imencode(".png", cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR), [cv2.IMWRITE_PNG_COMPRESSION, 1])
     if not ok:
         raise RuntimeError("OpenCV could not encode a texture as PNG")
     return encoded.tobytes()
@@ -260,10 +294,8 @@ def _add_structure(home: Home, assets: dict[str, bytes], asset_xml: list[str], b
 def _add_object(seed: int, obj: ObjectSpec, assets: dict[str, bytes], asset_xml: list[str],
                 body_xml: list[str]) -> None:
     base = COLOURS[obj.colour]
-    # Seeded by (home seed, instance id): an instance looks the same whatever else the home holds.
-    texture = object_texture(np.random.default_rng([seed, obj.instance_id]), base)
     name = obj.object_id
-    assets[f"tex_{name}.png"] = _png(texture)
+    assets[f"tex_{name}.png"] = _object_texture_png(seed, obj.instance_id, base)
     trim = [max(30.0, c * TRIM_SHADE) for c in base]
     asset_xml += [f'<texture name="tex_{name}" type="cube" file="tex_{name}.png"/>',
                   _material(f"mat_{name}", _rgba((255, 255, 255)), f"tex_{name}"),
