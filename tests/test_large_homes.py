@@ -247,3 +247,26 @@ def test_object_textures_are_cached_with_the_same_pixels(tmp_path, monkeypatch) 
     decoded = cv2.cvtColor(cv2.imdecode(np.frombuffer(first, np.uint8), cv2.IMREAD_COLOR), cv2.COLOR_BGR2RGB)
     assert np.array_equal(decoded, drawn)
     assert world._object_texture_png(9, 5, (200, 40, 40)) != first  # another instance, another texture
+
+
+def test_room_culling_draws_the_same_pixels_with_fewer_geoms(homes: list[tuple[Home, NavGrid]]) -> None:
+    """Large homes hide the rooms no chain of door gaps in view reaches; the frames are those of drawing all."""
+    from sim_bridge.embedded.world import Renderer
+
+    home, grid = homes[0]
+    rng = np.random.default_rng(0)
+    poses = [(grid.sample_navigable(rng), float(rng.uniform(-np.pi, np.pi))) for _ in range(12)]
+    with Renderer(home, 160, 90, 1.0) as renderer:
+        zones = renderer._zones
+        assert zones is not None
+        culled, drawn_culled, drawn_all = [], 0, 0
+        for xy, yaw in poses:
+            culled.append(renderer.render((xy[0], xy[1], 1.3), yaw, -0.2))
+            drawn_culled += int(renderer._visible.sum())
+        renderer._zones = None
+        for (xy, yaw), view in zip(poses, culled, strict=True):
+            full = renderer.render((xy[0], xy[1], 1.3), yaw, -0.2)
+            drawn_all += int(renderer._visible.sum())
+            assert np.array_equal(full.rgb, view.rgb) and np.array_equal(full.segmentation, view.segmentation)
+            assert np.allclose(full.depth_m, view.depth_m)
+        assert drawn_culled < drawn_all

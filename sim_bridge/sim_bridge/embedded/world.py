@@ -23,7 +23,7 @@ os.environ.setdefault("MUJOCO_GL", "egl")
 
 from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import Sequence  # noqa: E402
+from typing import Callable, Sequence  # noqa: E402
 from xml.sax.saxutils import quoteattr  # noqa: E402
 
 import cv2  # noqa: E402
@@ -335,6 +335,64 @@ def _add_model(spec: mujoco.MjSpec, fur: Furnisher, obj: ObjectSpec, added: set[
 # ---------------------------------------------------------------- renderer
 
 
+class _RoomZones:
+    """Room-to-room visibility of a large home: walls reach the ceiling, so a room can only be seen from the
+    camera's room through a chain of door gaps each reaching into the view frustum. The open-plan rooms (living
+    room, kitchen, dining room, hallway) make one zone. Geoms of rooms no such chain reaches are hidden; walls (and
+    anything of no room) are always drawn. With the camera outside every room (in a doorway) nothing is hidden."""
+
+    def __init__(self, home: Home, model: mujoco.MjModel, geom_instance: np.ndarray) -> None:
+        self._home = home
+        zone_of_room = {}
+        for room in home.rooms:
+            open_plan = room.room_type in ("living room", "kitchen", "dining room", "hallway")
+            zone_of_room[room.room_id] = -2 if open_plan else room.room_id
+        zones = sorted(set(zone_of_room.values()))
+        index = {z: i for i, z in enumerate(zones)}
+        self._room_zone = {r: index[z] for r, z in zone_of_room.items()}
+        self._num_zones = len(zones)
+        room_of_instance = {o.instance_id: o.room_id for o in home.objects}
+        self.geom_zone = np.full(model.ngeom, -1, dtype=np.int64)
+        for geom in range(model.ngeom):
+            instance = int(geom_instance[geom])
+            if instance >= 0:
+                self.geom_zone[geom] = self._room_zone[room_of_instance[instance]]
+                continue
+            name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, geom) or ""
+            for prefix in ("floor_", "ceiling_"):
+                if name.startswith(prefix):
+                    self.geom_zone[geom] = self._room_zone[int(name[len(prefix):].split("_")[0])]
+        h, t = home.config.wall_height_m, home.config.wall_thickness_m
+        self._portal_zones = [(self._room_zone[d.room_ids[0]], self._room_zone[d.room_ids[1]]) for d in home.doors]
+        self._portal_centres = np.asarray([(d.centre_xy_m[0], d.centre_xy_m[1], h / 2.0) for d in home.doors],
+                                          dtype=np.float64).reshape(-1, 3)
+        self._portal_radii = np.asarray([math.sqrt((d.width_m / 2.0) ** 2 + (h / 2.0) ** 2 + (t / 2.0) ** 2)
+                                         for d in home.doors], dtype=np.float64)
+
+    def visible_geoms(self, eye: np.ndarray, rotation: np.ndarray, in_frustum: _FrustumTest) -> np.ndarray:
+        room = self._home.room_at(eye[:2])
+        if room is None:
+            return np.ones(len(self.geom_zone), dtype=bool)
+        open_portals = in_frustum(self._portal_centres, self._portal_radii, eye, rotation)
+        seen = np.zeros(self._num_zones + 1, dtype=bool)  # the last entry: geoms of no room (index -1)
+        seen[-1] = True
+        start = self._room_zone[room.room_id]
+        seen[start] = True
+        frontier = [start]
+        while frontier:
+            zone = frontier.pop()
+            for k, (a, b) in enumerate(self._portal_zones):
+                if open_portals[k] and zone in (a, b):
+                    other = b if zone == a else a
+                    if not seen[other]:
+                        seen[other] = True
+                        frontier.append(other)
+        return np.asarray(seen[self.geom_zone])
+
+
+_FrustumTest = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+
+
 class Renderer:
     """Offscreen renderer of one home; holds an OpenGL context, so close it (or use it in a ``with``)."""
 
@@ -377,6 +435,7 @@ class Renderer:
         self._tan_half_h = self._tan_half_v * width_px / height_px
         self._groups = self.model.geom_group.copy()
         self._visible = np.ones(self.model.ngeom, dtype=bool)
+        self._zones = _RoomZones(home, self.model, self.geom_instance) if home.config.layout == "large" else None
         self._option.geomgroup[CULLED_GROUP] = 0
         self._closed = False
 
@@ -465,10 +524,21 @@ class Renderer:
         cos_h, cos_v = 1.0 / math.hypot(1.0, self._tan_half_h), 1.0 / math.hypot(1.0, self._tan_half_v)
         visible = (depth > -radius) & ((across - depth * self._tan_half_h) * cos_h < radius) \
             & ((above - depth * self._tan_half_v) * cos_v < radius)
+        if self._zones is not None:
+            visible &= self._zones.visible_geoms(eye, rotation, self._in_frustum)
         if not np.array_equal(visible, self._visible):
             self._visible = visible
             self.model.geom_group[:] = np.where(visible, self._groups, CULLED_GROUP)
             self._segment_lut = np.full(1, -1, dtype=np.int32)  # the scene's geoms change: rebuild the lookup
+
+    def _in_frustum(self, centres: np.ndarray, radii: np.ndarray, eye: np.ndarray, rotation: np.ndarray) -> np.ndarray:
+        """Which spheres (centres (N, 3), radii (N,)) reach into the view frustum (the test of ``_cull``)."""
+        rel = centres - eye
+        right, up, forward = rotation[:, 0], rotation[:, 1], -rotation[:, 2]
+        depth, across, above = rel @ forward, np.abs(rel @ right), np.abs(rel @ up)
+        cos_h, cos_v = 1.0 / math.hypot(1.0, self._tan_half_h), 1.0 / math.hypot(1.0, self._tan_half_v)
+        return np.asarray((depth > -radii) & ((across - depth * self._tan_half_h) * cos_h < radii)
+                          & ((above - depth * self._tan_half_v) * cos_v < radii))
 
     def cast_ray(self, origin_xyz_m: Sequence[float], direction_xyz: Sequence[float]) -> tuple[float, int]:
         """Distance (in units of ``direction_xyz``) to the first surface hit and its instance id (-1 none).
