@@ -335,6 +335,9 @@ def _add_model(spec: mujoco.MjSpec, fur: Furnisher, obj: ObjectSpec, added: set[
 # ---------------------------------------------------------------- renderer
 
 
+PORTAL_SPHERES = 4  # bounding spheres per door gap in the room-to-room visibility test
+
+
 class _RoomZones:
     """Room-to-room visibility of a large home: walls reach the ceiling, so a room can only be seen from the
     camera's room through a chain of door gaps each reaching into the view frustum. The open-plan rooms (living
@@ -362,12 +365,14 @@ class _RoomZones:
             for prefix in ("floor_", "ceiling_"):
                 if name.startswith(prefix):
                     self.geom_zone[geom] = self._room_zone[int(name[len(prefix):].split("_")[0])]
-        h, t = home.config.wall_height_m, home.config.wall_thickness_m
-        self._portal_zones = [(self._room_zone[d.room_ids[0]], self._room_zone[d.room_ids[1]]) for d in home.doors]
-        self._portal_centres = np.asarray([(d.centre_xy_m[0], d.centre_xy_m[1], h / 2.0) for d in home.doors],
-                                          dtype=np.float64).reshape(-1, 3)
-        self._portal_radii = np.asarray([math.sqrt((d.width_m / 2.0) ** 2 + (h / 2.0) ** 2 + (t / 2.0) ** 2)
-                                         for d in home.doors], dtype=np.float64)
+        # Each door gap (width x wall height) is covered by PORTAL_SPHERES spheres stacked up it: tighter than one.
+        h, t, n = home.config.wall_height_m, home.config.wall_thickness_m, PORTAL_SPHERES
+        self._portal_zones = [(self._room_zone[d.room_ids[0]], self._room_zone[d.room_ids[1]])
+                              for d in home.doors for _ in range(n)]
+        self._portal_centres = np.asarray([(d.centre_xy_m[0], d.centre_xy_m[1], (k + 0.5) * h / n)
+                                           for d in home.doors for k in range(n)], dtype=np.float64).reshape(-1, 3)
+        self._portal_radii = np.asarray([math.sqrt((d.width_m / 2.0) ** 2 + (h / n / 2.0) ** 2 + (t / 2.0) ** 2)
+                                         for d in home.doors for _ in range(n)], dtype=np.float64)
 
     def visible_geoms(self, eye: np.ndarray, rotation: np.ndarray, in_frustum: _FrustumTest) -> np.ndarray:
         room = self._home.room_at(eye[:2])
