@@ -375,7 +375,7 @@ class _RoomZones:
                                          for d in home.doors for _ in range(n)], dtype=np.float64)
 
     def visible_geoms(self, eye: np.ndarray, rotation: np.ndarray, in_frustum: _FrustumTest) -> np.ndarray:
-        room = self._home.room_at(eye[:2])
+        room = self._home.room_at((float(eye[0]), float(eye[1])))
         if room is None:
             return np.ones(len(self.geom_zone), dtype=bool)
         open_portals = in_frustum(self._portal_centres, self._portal_radii, eye, rotation)
