@@ -36,7 +36,8 @@ from sim_bridge.embedded.sim import SimConfig
 
 def home_config_from_args(args: argparse.Namespace) -> HomeConfig:
     """The home settings of the --num-rooms, --homes and --furniture-libraries flags."""
-    base = home_config_for(getattr(args, "homes", HomeConfig().furniture))
+    kind = getattr(args, "homes", HomeConfig().furniture)
+    base = home_config_for(kind)
     fields: dict[str, Any] = {}
     if getattr(args, "num_rooms", None) is not None:
         if base.layout == "large":
@@ -46,7 +47,7 @@ def home_config_from_args(args: argparse.Namespace) -> HomeConfig:
     if getattr(args, "furniture_libraries", None):
         if base.furniture != "furnished":
             raise ConfigError(f"--furniture-libraries {args.furniture_libraries} furnishes homes with models: it needs "
-                              f"--homes furnished or large-furnished (the homes are {args.homes})")
+                              f"--homes furnished or large-furnished (the homes are {kind})")
         fields["furniture_libraries"] = tuple(n.strip() for n in args.furniture_libraries.split(",") if n.strip())
     return dataclasses.replace(base, **fields)
 
