@@ -28,22 +28,27 @@ from goat_nav.report import write_html_report
 from goat_nav.runner import RunConfig
 from goat_nav.suites.common import agent_config_from_args, run_episodes
 from goat_ros.record import check_bag_path
-from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_dataset, home_seeds
-from sim_bridge.embedded.home import HomeConfig
+from sim_bridge.embedded.episodes import episode_config_for, generate_dataset, home_seeds
+from sim_bridge.embedded.home import HomeConfig, home_config_for
 from sim_bridge.embedded.sim import SimConfig
 
 
 def home_config_from_args(args: argparse.Namespace) -> HomeConfig:
     """The home settings of the --num-rooms, --homes and --furniture-libraries flags."""
-    fields: dict[str, Any] = {"furniture": getattr(args, "homes", HomeConfig().furniture)}
+    kind = getattr(args, "homes", HomeConfig().furniture)
+    base = home_config_for(kind)
+    fields: dict[str, Any] = {}
     if getattr(args, "num_rooms", None) is not None:
+        if base.layout == "large":
+            raise ConfigError(f"--num-rooms {args.num_rooms} sets the rooms of the small homes; the large homes draw "
+                              "8-16 rooms themselves (leave --num-rooms out, or use --homes small)")
         fields["num_rooms"] = args.num_rooms
     if getattr(args, "furniture_libraries", None):
-        if fields["furniture"] != "furnished":
+        if base.furniture != "furnished":
             raise ConfigError(f"--furniture-libraries {args.furniture_libraries} furnishes homes with models: it needs "
-                              f"--homes furnished (the homes are {fields['furniture']})")
+                              f"--homes furnished or large-furnished (the homes are {kind})")
         fields["furniture_libraries"] = tuple(n.strip() for n in args.furniture_libraries.split(",") if n.strip())
-    return HomeConfig(**fields)
+    return dataclasses.replace(base, **fields)
 
 
 def _generate(args: argparse.Namespace, quiet: bool, pool: Optional[WorkerPool] = None) -> GoatDataset:
@@ -52,11 +57,12 @@ def _generate(args: argparse.Namespace, quiet: bool, pool: Optional[WorkerPool] 
     def advance(_episode: object) -> None:
         bar.update(1)
 
+    home_config = home_config_from_args(args)
     if pool is not None and pool.distributed:
-        make = ProceduralEpisodes(args.seed, home_config_from_args(args), EpisodeGenConfig())
+        make = ProceduralEpisodes(args.seed, home_config, episode_config_for(home_config))
         dataset = GoatDataset(tuple(pool.map(make, list(enumerate(home_seeds(args.episodes, args.seed))), advance)))
     else:
-        dataset = generate_dataset(args.episodes, args.seed, home_config_from_args(args), EpisodeGenConfig(),
+        dataset = generate_dataset(args.episodes, args.seed, home_config, episode_config_for(home_config),
                                    on_episode=advance)
     bar.close()
     return dataset

@@ -28,7 +28,7 @@ from goat_nav.agents import AGENTS
 from goat_nav.goal_cmd import add_goal_parser
 from goat_nav.parallel import add_parallel_args, parallel_config
 from goat_nav.suites.findingdory_args import add_findingdory_args
-from sim_bridge.embedded.home import FURNITURE_KINDS, HomeConfig
+from sim_bridge.embedded.home import HOME_KINDS, HomeConfig
 
 LIVE_DEFAULT = "127.0.0.1:8765"
 
@@ -50,9 +50,10 @@ def _add_generation_args(p: argparse.ArgumentParser) -> None:
 
 
 def _add_homes_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--homes", choices=FURNITURE_KINDS, default=HomeConfig().furniture,
-                   help="furnished: real 3D models of Debian's sweethome3d-furniture; primitive (default): furniture "
-                        "built of MuJoCo boxes, cylinders and spheres")
+    p.add_argument("--homes", choices=HOME_KINDS, default=HomeConfig().furniture,
+                   help="furnished: real 3D models of Debian's sweethome3d-furniture; primitive (default, also "
+                        "'small'): furniture built of MuJoCo boxes, cylinders and spheres; large / large-furnished: "
+                        "real-scale homes of 8-16 rooms along a hallway, densely furnished (docs/homes.md)")
     p.add_argument("--furniture-libraries", default=None, metavar="A,B",
                    help="Sweet Home 3D libraries (.sh3f stems in /usr/share/sweethome3d/furniture) of furnished "
                         "homes, comma-separated (default BlendSwap-CC-0,BlendSwap-CC-BY: the CC0 and CC-BY ones)")

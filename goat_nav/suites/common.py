@@ -47,6 +47,7 @@ from goat_nav.runner import RunConfig, Trajectory
 from goat_ros.record import RunRecorder, check_bag_path
 from sim_bridge.embedded.catalogue import CATALOGUE
 from sim_bridge.embedded.home import Home
+from sim_bridge.embedded.home_stats import scenes_meta
 
 
 def suite_workers(run_config: RunConfig, agent_config: AgentConfig, matcher_config: MatcherConfig,
@@ -193,6 +194,8 @@ def run_episodes(args: argparse.Namespace, episodes: Sequence[GoatEpisode], pool
     """
     # The bag's run info is the meta as prepared: the same run gives the same bag whatever --out is.
     recorder = RunRecorder(args.record, run_info=meta) if getattr(args, "record", None) is not None else None
+    # meta.scenes: rooms, navigable area and objects of each home the run uses (sim_bridge.embedded.home_stats).
+    meta.setdefault("scenes", scenes_meta(e.scene_id for e in episodes))
     units = episode_units(episodes)
     sink = GoatResults(args.out, args.suite, meta, annotate or (lambda _episode, record: record), suite_meta)
     sink.planned = episodes

@@ -49,6 +49,7 @@ from goat_core.types import GoalModality
 from sim_bridge.embedded.catalogue import CATALOGUE, synonyms
 from sim_bridge.embedded.home import (
     FURNITURE_TAG_PATTERN,
+    LARGE_HOME_FIELDS,
     Home,
     HomeConfig,
     ObjectSpec,
@@ -60,7 +61,10 @@ from sim_bridge.embedded.home import (
 from sim_bridge.embedded.sim import EmbeddedSim, SimConfig
 
 SCENE_PREFIX = "embedded/home"
-_SCENE_RE = re.compile(r"^embedded/home_s(?P<seed>-?\d+)_r(?P<rooms>\d+)" + FURNITURE_TAG_PATTERN + "$")
+_SCENE_RE = re.compile(r"^embedded/home_s(?P<seed>-?\d+)(?:_r(?P<rooms>\d+)|(?P<large>_large))"
+                       + FURNITURE_TAG_PATTERN + "$")
+GOAL_SAMPLING = ("object", "category")
+VISIBILITY_VIEWS = 6  # view points rendered at most to test a goal's frame coverage (min_goal_coverage)
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,12 @@ class EpisodeGenConfig:
     image_min_coverage: float = 0.03  # fraction of the goal picture the object must cover
     images_per_goal: int = 2
     start_attempts: int = 200
+    # How a subtask's goal is drawn: "object" uniformly over the home's objects (the small homes), "category"
+    # uniformly over the categories, then over their instances (GOAT-Bench).
+    goal_sampling: str = "object"
+    # A goal object must cover at least this fraction of the frame seen from one of its view points (GOAT-Bench's
+    # 5 % rule; up to VISIBILITY_VIEWS view points are tried); 0 = no such test (the small homes).
+    min_goal_coverage: float = 0.0
 
     def __post_init__(self) -> None:
         if not 1 <= self.min_subtasks <= self.max_subtasks:
@@ -89,6 +99,20 @@ class EpisodeGenConfig:
                 f"{self.max_start_geodesic_m}")
         if not 0.0 < self.image_min_coverage < 1.0:
             raise SceneGenerationError(f"image_min_coverage must be in (0, 1), got {self.image_min_coverage}")
+        if self.goal_sampling not in GOAL_SAMPLING:
+            raise SceneGenerationError(f"goal_sampling must be one of {GOAL_SAMPLING}, got {self.goal_sampling!r}")
+        if not 0.0 <= self.min_goal_coverage < 1.0:
+            raise SceneGenerationError(f"min_goal_coverage must be in [0, 1), got {self.min_goal_coverage}")
+
+
+# The episodes of the large homes: drawn as GOAT-Bench draws them (goal category first, the 5 % frame coverage of
+# every goal and image).
+LARGE_HOME_EPISODES = EpisodeGenConfig(goal_sampling="category", min_goal_coverage=0.05, image_min_coverage=0.05)
+
+
+def episode_config_for(home_config: HomeConfig) -> EpisodeGenConfig:
+    """The episode settings of a kind of home: GOAT-Bench's rules for the large homes, today's for the small."""
+    return LARGE_HOME_EPISODES if home_config.layout == "large" else EpisodeGenConfig()
 
 
 def credits_info(home: Home) -> dict[str, object]:
@@ -101,6 +125,11 @@ def credits_info(home: Home) -> dict[str, object]:
 
 def scene_id_for(seed: int, home_config: HomeConfig) -> str:
     """The scene id of a generated home; it carries everything needed to generate it again."""
+    if home_config.layout == "large":  # the large homes: one setting (home.LARGE_HOME_FIELDS)
+        if home_config != with_furniture_of(home_config, **LARGE_HOME_FIELDS):
+            raise SceneGenerationError("a large home's scene id holds only its furniture; the other settings must be "
+                                       f"home.LARGE_HOME_FIELDS, got {home_config}")
+        return f"{SCENE_PREFIX}_s{seed}_large{furniture_tag(home_config)}"
     if home_config != with_furniture_of(home_config, num_rooms=home_config.num_rooms):
         raise SceneGenerationError("only num_rooms and the furniture can differ from the default HomeConfig in a "
                                    f"scene id, got {home_config}")
@@ -115,6 +144,9 @@ def parse_scene_id(scene_id: str) -> tuple[int, HomeConfig]:
             f"scene id {scene_id!r} is not an embedded-simulator scene (expected '{SCENE_PREFIX}_s<seed>_r<rooms>' "
             "with '_primitive' or '_f<library>+<library>' after it for other furniture); scenes of other simulators "
             "need their backend")
+    if match["large"]:
+        return int(match["seed"]), HomeConfig(**{**LARGE_HOME_FIELDS,  # type: ignore[arg-type]
+                                                 **furniture_fields(match["furniture"])})
     return int(match["seed"]), HomeConfig(num_rooms=int(match["rooms"]),
                                           **furniture_fields(match["furniture"]))  # type: ignore[arg-type]
 
@@ -233,7 +265,7 @@ class _GoalBuilder:
         except UnreachableGoalError:
             self._cache[obj.object_id] = None
             return None
-        if len(points) == 0:
+        if len(points) == 0 or not self._visible_enough(obj, points):
             self._cache[obj.object_id] = None
             return None
         centre = np.asarray(obj.position_m, dtype=float)
@@ -252,6 +284,24 @@ class _GoalBuilder:
                         "instance_id": obj.instance_id})
         self._cache[obj.object_id] = goal
         return goal
+
+    def _coverage(self, obj: ObjectSpec, xy: np.ndarray) -> tuple[float, float, float]:
+        """(frame coverage, yaw, tilt) of the object seen from ``xy`` looking at its centre."""
+        cfg = self.sim.config
+        centre = np.asarray(obj.position_m, dtype=float)
+        yaw = _yaw_towards(xy, centre[:2])
+        dist = float(np.linalg.norm(centre[:2] - xy))
+        tilt = math.atan2(float(centre[2]) - cfg.camera_height_m, max(dist, 1e-3))
+        view = self.sim.render_view(xy, yaw, tilt)
+        return float(np.mean(view.segmentation == obj.instance_id)), yaw, tilt
+
+    def _visible_enough(self, obj: ObjectSpec, points: np.ndarray) -> bool:
+        """True when the object covers min_goal_coverage of the frame from one of (up to VISIBILITY_VIEWS, spread
+        over) its view points; always True when the rule is off."""
+        if self.config.min_goal_coverage <= 0.0:
+            return True
+        picks = np.unique(np.linspace(0, len(points) - 1, min(len(points), VISIBILITY_VIEWS)).round().astype(int))
+        return any(self._coverage(obj, points[k])[0] >= self.config.min_goal_coverage for k in picks)
 
     def _image_goals(self, obj: ObjectSpec, points: np.ndarray) -> tuple[ImageGoalSpec, ...]:
         cfg = self.sim.config
@@ -298,6 +348,7 @@ class ImageGoalRenderer:
 def _pick_tasks(builder: _GoalBuilder, n: int, rng: np.random.Generator,
                 config: EpisodeGenConfig) -> tuple[list[GoatTask], dict[str, str]]:
     objects = list(builder.home.objects)
+    categories = sorted({o.category for o in objects})
     tasks: list[GoatTask] = []
     words: dict[str, str] = {}
     used: set[str] = set()
@@ -305,7 +356,12 @@ def _pick_tasks(builder: _GoalBuilder, n: int, rng: np.random.Generator,
     while len(tasks) < n and attempts < 50 * n:
         attempts += 1
         modality = (GoalModality.CATEGORY, GoalModality.DESCRIPTION, GoalModality.IMAGE)[int(rng.integers(3))]
-        obj = objects[int(rng.integers(len(objects)))]
+        if config.goal_sampling == "category":
+            category = categories[int(rng.integers(len(categories)))]
+            instances = [o for o in objects if o.category == category]
+            obj = instances[int(rng.integers(len(instances)))]
+        else:
+            obj = objects[int(rng.integers(len(objects)))]
         if obj.object_id in used:
             continue
         goal = builder.goal(obj, with_images=modality is GoalModality.IMAGE)
@@ -418,6 +474,7 @@ def generate_dataset(num_episodes: int, seed: int, home_config: HomeConfig = Hom
     return GoatDataset(episodes=tuple(episodes))
 
 
-__all__ = ["EpisodeGenConfig", "ImageGoalRenderer", "camera_quaternion_habitat", "describe_object",
+__all__ = ["EpisodeGenConfig", "ImageGoalRenderer", "LARGE_HOME_EPISODES", "camera_quaternion_habitat",
+           "describe_object", "episode_config_for",
            "generate_dataset", "generate_episode", "generate_numbered_episode", "home_seeds", "parse_scene_id",
            "scene_id_for", "task_goal_text"]

@@ -30,6 +30,7 @@ import numpy as np
 
 from goat_core.errors import SceneGenerationError
 from goat_core.vocabulary import ROOM_TYPES
+from sim_bridge.embedded import floorplan
 from sim_bridge.embedded.catalogue import (
     CATALOGUE,
     HIDING_PLACES,
@@ -49,6 +50,8 @@ Vec3 = tuple[float, float, float]
 SizeLabel = Literal["small", "medium", "large"]
 FurnitureKind = Literal["furnished", "primitive"]
 FURNITURE_KINDS: tuple[str, ...] = ("furnished", "primitive")
+Layout = Literal["grid", "large"]
+LAYOUTS: tuple[str, ...] = ("grid", "large")
 
 MAX_ROOMS_IN_TWO_ROWS = 6
 DOOR_END_MARGIN_M = 0.3  # a door gap keeps this much wall on both sides of it (no doors in corners)
@@ -93,8 +96,18 @@ class HomeConfig:
     furniture: FurnitureKind = "primitive"
     furniture_libraries: tuple[str, ...] = DEFAULT_LIBRARIES  # .sh3f file stems in furniture_dir
     furniture_dir: str = LIBRARY_DIR
+    # "grid": num_rooms rectangular rooms in a grid (the small homes); "large": a real-scale home of 8-16 rooms
+    # along a hallway (floorplan; num_rooms is not used), furnished as densely as its rooms allow.
+    layout: Layout = "grid"
+    # Each category may appear this many times its catalogue max_per_room in one room (large homes: look-alikes).
+    max_per_room_factor: int = 1
+    # Small objects (FLOOR_CLUTTER categories) standing on the floor, one per this much floor area (m²) at
+    # most; 0 = none (the small homes).
+    floor_clutter_m2_per_object: float = 0.0
 
     def __post_init__(self) -> None:
+        if self.layout not in LAYOUTS:
+            raise SceneGenerationError(f"HomeConfig.layout must be one of {LAYOUTS}, got {self.layout!r}")
         if self.furniture not in FURNITURE_KINDS:
             raise SceneGenerationError(f"HomeConfig.furniture must be one of {FURNITURE_KINDS}, got "
                                        f"{self.furniture!r}")
@@ -113,6 +126,10 @@ class HomeConfig:
         _check_count_pair("furniture_per_room", self.furniture_per_room)
         _check_count_pair("small_objects_per_receptacle", self.small_objects_per_receptacle)
         _check_int_range("extra_doors", self.extra_doors, 0, 64)
+        _check_int_range("max_per_room_factor", self.max_per_room_factor, 1, 8)
+        if not (math.isfinite(self.floor_clutter_m2_per_object) and self.floor_clutter_m2_per_object >= 0.0):
+            raise SceneGenerationError(f"HomeConfig.floor_clutter_m2_per_object must be a finite number >= 0, got "
+                                       f"{self.floor_clutter_m2_per_object!r}")
         _check_int_range("hidden_objects", self.hidden_objects, 0, 32)
         _check_int_range("uncommon_objects", self.uncommon_objects, 0, len(UNCOMMON_CATALOGUE))
 
@@ -139,6 +156,41 @@ def furniture_fields(tag: Optional[str], base: Optional[HomeConfig] = None) -> d
         return {"furniture": "primitive", "furniture_dir": base.furniture_dir}
     libraries = DEFAULT_LIBRARIES if tag == "_furnished" else tuple(tag[2:].split("+"))
     return {"furniture": "furnished", "furniture_libraries": libraries, "furniture_dir": base.furniture_dir}
+
+
+# The settings of the large homes (--homes large): the floor plans of ``floorplan``, more pieces of furniture per
+# room (as many as its area allows, see LARGE_FURNITURE_M2_PER_PIECE) and more small objects on each top.
+LARGE_HOME_FIELDS: dict[str, object] = {"layout": "large", "small_objects_per_receptacle": (4, 10),
+                                        "furniture_per_room": (1, 14), "extra_doors": 0, "max_per_room_factor": 2,
+                                        "floor_clutter_m2_per_object": 0.8}
+# Small objects a large home also leaves on the floor (toys, boxes, plants...): the catalogue's receptacle-placed
+# categories that stand on floors in homes.
+FLOOR_CLUTTER = ("storage box", "basket", "plant", "book", "teddy bear", "vase", "speaker", "towel", "bowl")
+LARGE_FURNITURE_M2_PER_PIECE = 2.0  # a large home's room asks for up to one piece of furniture per this much floor
+OPEN_EDGE_KEEPOUT_M = 0.6  # furniture keeps this far from the open side of a room of an open-plan space
+
+
+def large_home_config(furniture: FurnitureKind = "primitive", **fields: object) -> HomeConfig:
+    """The HomeConfig of the large homes with the given furniture settings."""
+    return HomeConfig(furniture=furniture, **{**LARGE_HOME_FIELDS, **fields})  # type: ignore[arg-type]
+
+
+# The homes selectable by name (goat-nav --homes): the small homes of primitives (also "primitive", today's
+# default) or of models ("furnished"), and the large homes of primitives or of models.
+HOME_KINDS: tuple[str, ...] = ("primitive", "furnished", "small", "large", "large-furnished")
+
+
+def home_config_for(kind: str) -> HomeConfig:
+    """The HomeConfig of a home kind of HOME_KINDS."""
+    if kind in ("primitive", "furnished"):
+        return HomeConfig(furniture=kind)  # type: ignore[arg-type]
+    if kind == "small":
+        return HomeConfig()
+    if kind == "large":
+        return large_home_config("primitive")
+    if kind == "large-furnished":
+        return large_home_config("furnished")
+    raise SceneGenerationError(f"homes must be one of {HOME_KINDS}, got {kind!r}")
 
 
 def with_furniture_of(config: HomeConfig, **fields: object) -> HomeConfig:
@@ -176,16 +228,22 @@ def _check_count_pair(name: str, value: tuple[int, int]) -> None:
 class Room:
     room_id: int
     room_type: str
-    min_xy_m: Vec2  # interior corner (inside the walls), world frame
+    min_xy_m: Vec2  # interior corner (inside the walls), world frame; of the main rectangle
     max_xy_m: Vec2
+    # Further rectangles (min, max) of a non-rectangular room (large homes: an L-shaped room); none by default.
+    extra_rects: tuple[tuple[Vec2, Vec2], ...] = ()
+
+    @property
+    def rects(self) -> tuple[tuple[Vec2, Vec2], ...]:
+        """Every rectangle of the room, the main one first."""
+        return ((self.min_xy_m, self.max_xy_m),) + self.extra_rects
 
     @property
     def area_m2(self) -> float:
-        return (self.max_xy_m[0] - self.min_xy_m[0]) * (self.max_xy_m[1] - self.min_xy_m[1])
+        return sum((hi[0] - lo[0]) * (hi[1] - lo[1]) for lo, hi in self.rects)
 
     def contains(self, xy_m: Sequence[float]) -> bool:
-        return bool(self.min_xy_m[0] <= xy_m[0] <= self.max_xy_m[0]
-                    and self.min_xy_m[1] <= xy_m[1] <= self.max_xy_m[1])
+        return any(lo[0] <= xy_m[0] <= hi[0] and lo[1] <= xy_m[1] <= hi[1] for lo, hi in self.rects)
 
 
 @dataclass(frozen=True)
@@ -350,17 +408,25 @@ def generate_home(seed: int, config: HomeConfig = HomeConfig()) -> Home:
         raise SceneGenerationError(f"home seed must be a non-negative integer, got {seed!r}")
     fur = furnisher(config.furniture_libraries, config.furniture_dir) if config.furniture == "furnished" else None
     rng = np.random.default_rng(seed)
-    plan = _floor_plan(rng, config)
-    rooms = _rooms(rng, plan, config)
-    doors = _doors(rng, plan, config)
-    walls = _walls(plan, doors, config)
+    open_keepouts: dict[int, list[_Rect]] = {}
+    if config.layout == "large":
+        rooms, doors, walls, open_keepouts = _large_plan(rng, config)
+    else:
+        plan = _floor_plan(rng, config)
+        rooms = _rooms(rng, plan, config)
+        doors = _doors(rng, plan, config)
+        walls = _walls(plan, doors, config)
     objects: list[ObjectSpec] = []
     pieces: list[_Furniture] = []
     used: Counter[str] = Counter()  # model keys of a furnished home: a second instance looks unlike the first
     for room in rooms:
-        keepouts = _door_corridors(room, doors, config)
-        furniture = _furnish_room(rng, room, keepouts, config, fur, used)
+        keepouts = _door_corridors(room, doors, config) + open_keepouts.get(room.room_id, [])
+        furniture = _furnish_room(rng, room, keepouts, _room_config(room, config), fur, used)
         used.update(_model_keys(furniture))
+        if config.floor_clutter_m2_per_object > 0.0:
+            clutter = _floor_clutter(rng, room, keepouts, furniture, config, fur, used)
+            used.update(_model_keys(clutter))
+            furniture = furniture + clutter
         for piece in furniture:
             receptacle = _number(rng, piece, room, None, len(objects) + 1, fur)
             objects.append(receptacle)
@@ -380,6 +446,59 @@ def generate_home(seed: int, config: HomeConfig = HomeConfig()) -> Home:
 
 
 # ---------------------------------------------------------------- floor plan
+
+
+def _room_config(room: Room, config: HomeConfig) -> HomeConfig:
+    """The settings one room is furnished with: a large home's rooms ask for furniture by area (closets and
+    hallways may stay empty)."""
+    if config.layout != "large":
+        return config
+    lo, hi = config.furniture_per_room
+    wanted = max(lo, min(hi, round(room.area_m2 / LARGE_FURNITURE_M2_PER_PIECE)))
+    minimum = 0 if room.room_type in ("closet", "hallway") or not any(
+        room.room_type in c.room_types for c in CATALOGUE) else lo
+    return replace(config, furniture_per_room=(minimum, wanted))
+
+
+def _large_plan(rng: np.random.Generator, config: HomeConfig) \
+        -> tuple[list[Room], list[Door], list[Box], dict[int, list[_Rect]]]:
+    """Rooms, doors and walls of a floor plan of ``floorplan``, and per room the strips along its open sides
+    (towards rooms of the same open-plan space) that furniture keeps clear of."""
+    plan = floorplan.generate_floor_plan(rng)
+    half_t, h = config.wall_thickness_m / 2.0, config.wall_height_m
+    rooms = []
+    for i, plan_room in enumerate(plan.rooms):
+        main = floorplan.main_cell(plan, i)
+        extras = tuple(((c.x0 + half_t, c.y0 + half_t), (c.x1 - half_t, c.y1 - half_t))
+                       for c in plan.cells_of(i) if c is not main)
+        rooms.append(Room(room_id=i, room_type=plan_room.room_type, min_xy_m=(main.x0 + half_t, main.y0 + half_t),
+                          max_xy_m=(main.x1 - half_t, main.y1 - half_t), extra_rects=extras))
+    doors = []
+    for a, b in plan.door_pairs:
+        seg, pos = floorplan.door_position(rng, plan, a, b, config.door_width_m, DOOR_END_MARGIN_M + half_t)
+        centre = (pos, seg.at) if seg.axis == "x" else (seg.at, pos)
+        doors.append(Door((a, b), centre, config.door_width_m, seg.axis))  # type: ignore[arg-type]
+    walls = []
+    for seg in floorplan.wall_segments(plan):
+        gaps = [d.centre_xy_m[0 if seg.axis == "x" else 1] for d in doors if d.axis == seg.axis
+                and abs(d.centre_xy_m[1 if seg.axis == "x" else 0] - seg.at) < 1e-9
+                and seg.lo < d.centre_xy_m[0 if seg.axis == "x" else 1] < seg.hi]
+        for s0, s1 in _cut(seg.lo - half_t, seg.hi + half_t, gaps, config.door_width_m):
+            if seg.axis == "x":
+                walls.append(Box(((s0 + s1) / 2, seg.at, h / 2), ((s1 - s0) / 2, half_t, h / 2)))
+            else:
+                walls.append(Box((seg.at, (s0 + s1) / 2, h / 2), (half_t, (s1 - s0) / 2, h / 2)))
+    keepouts: dict[int, list[_Rect]] = {}
+    d = OPEN_EDGE_KEEPOUT_M + half_t
+    for i, cell in enumerate(plan.cells):
+        for j, other in enumerate(plan.cells):
+            if i == j or not plan.is_open(cell.room, other.room):
+                continue
+            for seg in floorplan.shared_segments_of_cells(cell, other):
+                strip = _Rect(seg.lo, seg.at - d, seg.hi, seg.at + d) if seg.axis == "x" else \
+                    _Rect(seg.at - d, seg.lo, seg.at + d, seg.hi)
+                keepouts.setdefault(cell.room, []).append(strip)
+    return rooms, doors, walls, keepouts
 
 
 def _floor_plan(rng: np.random.Generator, config: HomeConfig) -> _Plan:
@@ -549,7 +668,7 @@ def _place_one_piece(rng: np.random.Generator, room: Room, keepouts: list[_Rect]
     if not preferred and not any(p.spec.is_receptacle for p in placed):
         preferred = [c for c in allowed if c.is_receptacle]
     for attempt in range(PLACEMENT_ATTEMPTS):
-        pool = [c for c in allowed if sum(p.spec is c for p in placed) < c.max_per_room]
+        pool = [c for c in allowed if sum(p.spec is c for p in placed) < c.max_per_room * config.max_per_room_factor]
         if preferred and attempt < PLACEMENT_ATTEMPTS // 2:
             pool = preferred
         if not pool:
@@ -623,6 +742,69 @@ def _along_wall(rng: np.random.Generator, lo: float, hi: float, half: float, gap
 
 def _uniform_or_none(rng: np.random.Generator, lo: float, hi: float) -> Optional[float]:
     return float(rng.uniform(lo, hi)) if lo <= hi else None
+
+
+def _clutter_pose(rng: np.random.Generator, area: tuple[Vec2, Vec2], furniture: list[_Placed], hx: float,
+                  hy: float, gap: float) -> tuple[Optional[float], Optional[float], Optional[_Placed]]:
+    """Centre of a floor object of half sizes (hx, hy) in ``area``: against one of its walls, free (``gap`` from
+    them), or against a piece of furniture (and ``gap`` from the walls); None when it does not fit. Also the piece
+    it leans on."""
+    (x_lo, y_lo), (x_hi, y_hi) = area
+    side = int(rng.integers(7))
+    c = WALL_CONTACT_GAP_M
+    x = _uniform_or_none(rng, x_lo + gap + hx, x_hi - gap - hx)
+    y = _uniform_or_none(rng, y_lo + gap + hy, y_hi - gap - hy)
+    if side < 4:
+        x, y = [(x, y_lo + c + hy), (x, y_hi - c - hy), (x_lo + c + hx, y), (x_hi - c - hx, y)][side]
+        return x, y, None
+    if side == 4 or not furniture:
+        return x, y, None
+    leaning = furniture[int(rng.integers(len(furniture)))]
+    f, face = leaning.footprint, int(rng.integers(4))
+    if face < 2:
+        x = float(rng.uniform(f.x0 + hx, max(f.x0 + hx, f.x1 - hx)))
+        y = f.y0 - c - hy if face == 0 else f.y1 + c + hy
+    else:
+        y = float(rng.uniform(f.y0 + hy, max(f.y0 + hy, f.y1 - hy)))
+        x = f.x0 - c - hx if face == 2 else f.x1 + c + hx
+    if not (x_lo + gap + hx <= x <= x_hi - gap - hx and y_lo + gap + hy <= y <= y_hi - gap - hy):
+        return None, None, None
+    return x, y, leaning
+
+
+def _floor_clutter(rng: np.random.Generator, room: Room, keepouts: list[_Rect], furniture: list[_Placed],
+                  config: HomeConfig, fur: Optional[Furnisher], used: Counter[str]) -> list[_Placed]:
+    """Small objects on the floor of any rectangle of the room, up to one per
+    ``floor_clutter_m2_per_object``. Each stays out of door corridors and open sides and keeps
+    ``furniture_gap_m`` (more than the robot's diameter) from every other floor object but the one piece of
+    furniture it may lean on, and either stands against a wall (then touching no furniture) or keeps that gap from
+    the walls too: passages narrow but the free floor stays in one piece."""
+    names = set(FLOOR_CLUTTER)
+    allowed = [c for c in CATALOGUE if c.name in names and (fur is None or fur.has(c.name))]
+    in_room = [c for c in allowed if room.room_type in c.room_types]
+    allowed = in_room or [c for c in allowed if c.name in ("storage box", "basket")]
+    wanted = int(room.area_m2 / config.floor_clutter_m2_per_object)
+    gap = config.furniture_gap_m
+    placed: list[_Placed] = []
+    rects = room.rects
+    for _ in range(wanted * 4):
+        if len(placed) >= wanted or not allowed:
+            break
+        so_far = used + Counter(_model_keys(placed))
+        spec = allowed[int(rng.integers(len(allowed)))]
+        size, scale, choice = _draw(rng, spec, fur, so_far)
+        quarter = int(rng.integers(4))
+        hx, hy = (size[1] / 2, size[0] / 2) if quarter % 2 else (size[0] / 2, size[1] / 2)
+        x, y, leaning = _clutter_pose(rng, rects[int(rng.integers(len(rects)))], furniture, hx, hy, gap)
+        if x is None or y is None:
+            continue
+        rect = _Rect(x - hx, y - hy, x + hx, y + hy)
+        if any(rect.overlaps(k) for k in keepouts) or not room.contains((x, y)):
+            continue
+        # Touching the piece it leans on (one obstacle with it), the robot's passage from every other one.
+        if all(p is leaning or rect.gap_to(p.footprint) >= gap for p in furniture + placed):
+            placed.append(_Placed(spec, rect, 0.0, size, quarter, scale, choice))
+    return placed
 
 
 # ---------------------------------------------------------------- small objects

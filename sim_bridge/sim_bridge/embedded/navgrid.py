@@ -77,9 +77,9 @@ class NavGrid:
         inside = np.zeros((rows, cols), dtype=bool)
         t = home.config.wall_thickness_m
         for room in home.rooms:
-            # The room with its share of the surrounding walls, so door gaps are inside the home.
-            raster.fill(inside, room.min_xy_m[0] - t, room.min_xy_m[1] - t, room.max_xy_m[0] + t,
-                        room.max_xy_m[1] + t)
+            for (x0, y0), (x1, y1) in room.rects:
+                # The room with its share of the surrounding walls, so door gaps are inside the home.
+                raster.fill(inside, x0 - t, y0 - t, x1 + t, y1 + t)
         wall = ~inside
         for box in home.walls:
             raster.fill(wall, box.min_m[0], box.min_m[1], box.max_m[0], box.max_m[1])

@@ -22,7 +22,8 @@ import os
 os.environ.setdefault("MUJOCO_GL", "egl")
 
 from dataclasses import dataclass  # noqa: E402
-from typing import Sequence  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Callable, Sequence  # noqa: E402
 from xml.sax.saxutils import quoteattr  # noqa: E402
 
 import cv2  # noqa: E402
@@ -91,13 +92,15 @@ def object_texture(rng: np.random.Generator, base_rgb: Sequence[int],
     image = np.empty((size_px, size_px, 3), dtype=np.float64)
     image[:] = base
     covered = np.zeros((size_px, size_px), dtype=bool)
+    n_covered, n_pixels = 0, size_px * size_px  # covered pixels, counted (the same fractions as covered.mean())
     target = rng.uniform(*FEATURE_COVERAGE_RANGE)
     accents = [np.asarray(c, dtype=np.float64) for c in COLOURS.values() if tuple(c) != tuple(base_rgb)]
     for _ in range(400):
-        if covered.mean() >= target:
+        if n_covered / n_pixels >= target:
             break
         mask = _pattern_mask(rng, size_px)
-        if (covered | mask).mean() > FEATURE_COVERAGE_RANGE[1]:
+        n_new = n_covered + int(np.count_nonzero(mask & ~covered))
+        if n_new / n_pixels > FEATURE_COVERAGE_RANGE[1]:
             continue
         if rng.uniform() < ACCENT_PROBABILITY:
             colour = accents[int(rng.integers(len(accents)))]
@@ -105,6 +108,7 @@ def object_texture(rng: np.random.Generator, base_rgb: Sequence[int],
             colour = _shade(rng, base)
         image[mask] = colour
         covered |= mask
+        n_covered = n_new
     image += rng.normal(0.0, TEXTURE_NOISE_SIGMA, image.shape)
     return np.clip(np.rint(image), 0, 255).astype(np.uint8)
 
@@ -152,8 +156,38 @@ def surface_texture(rng: np.random.Generator, base_rgb: Sequence[int], planks: b
     return np.clip(np.rint(image), 0, 255).astype(np.uint8)
 
 
+TEXTURE_CACHE_VERSION = 1  # raise when object_texture draws differently
+
+
+def texture_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/goat_nav/textures`` (``~/.cache/goat_nav/textures`` when XDG_CACHE_HOME is unset)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "goat_nav" / "textures"
+
+
+def _object_texture_png(seed: int, instance_id: int, base_rgb: Sequence[int]) -> bytes:
+    """The PNG of an object's texture, seeded by (home seed, instance id) so that an instance looks the same
+    whatever else the home holds; cached on disk (a large home has hundreds: drawing them takes seconds)."""
+    colour = "-".join(str(int(c)) for c in base_rgb)
+    key = f"v{TEXTURE_CACHE_VERSION}_{OBJECT_TEXTURE_PX}_{seed}_{instance_id}_{colour}"
+    path = texture_cache_dir() / f"{key}.png"
+    try:
+        return path.read_bytes()
+    except OSError:
+        pass
+    encoded = _png(object_texture(np.random.default_rng([seed, instance_id]), base_rgb))
+    try:  # written under a temporary name first: parallel workers never read half a file
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(encoded)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only cache only costs time
+    return encoded
+
+
 def _png(rgb: np.ndarray) -> bytes:
-    ok, encoded = cv2.imencode(".png", cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR))
+    # Light compression: the pixels are the same (PNG is lossless), the encoding several times faster.
+    ok, encoded = cv2.imencode(".png", cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR), [cv2.IMWRITE_PNG_COMPRESSION, 1])
     if not ok:
         raise RuntimeError("OpenCV could not encode a texture as PNG")
     return encoded.tobytes()
@@ -242,15 +276,16 @@ def _add_structure(home: Home, assets: dict[str, bytes], asset_xml: list[str], b
         assets[f"{name}.png"] = _png(surface_texture(rng, colour, bool(rng.uniform() < 0.6), FLOOR_GRAIN))
         asset_xml += [f'<texture name="{name}" type="2d" file="{name}.png"/>',
                       _material(name, white, name, "0.5 0.5")]
-        (x0, y0), (x1, y1) = room.min_xy_m, room.max_xy_m
-        # The floor and ceiling reach under the walls, so no gap shows at door sills.
-        t = home.config.wall_thickness_m
-        half = ((x1 - x0) / 2 + t, (y1 - y0) / 2 + t)
-        centre = ((x0 + x1) / 2, (y0 + y1) / 2)
-        body_xml.append(f'<geom name="{name}" type="box" size="{_vec(half + (0.01,))}" '
-                        f'pos="{_vec(centre + (-0.01,))}" material="{name}"/>')
-        body_xml.append(f'<geom name="ceiling_{room.room_id}" type="box" size="{_vec(half + (0.01,))}" '
-                        f'pos="{_vec(centre + (height + 0.01,))}" material="ceiling"/>')
+        for k, ((x0, y0), (x1, y1)) in enumerate(room.rects):
+            # The floor and ceiling reach under the walls, so no gap shows at door sills.
+            t = home.config.wall_thickness_m
+            half = ((x1 - x0) / 2 + t, (y1 - y0) / 2 + t)
+            centre = ((x0 + x1) / 2, (y0 + y1) / 2)
+            part = f"_{k}" if k else ""  # the main rectangle keeps the names of rectangular rooms
+            body_xml.append(f'<geom name="{name}{part}" type="box" size="{_vec(half + (0.01,))}" '
+                            f'pos="{_vec(centre + (-0.01,))}" material="{name}"/>')
+            body_xml.append(f'<geom name="ceiling_{room.room_id}{part}" type="box" size="{_vec(half + (0.01,))}" '
+                            f'pos="{_vec(centre + (height + 0.01,))}" material="ceiling"/>')
     for i, box in enumerate(home.walls):
         body_xml.append(f'<geom name="wall_{i}" type="box" size="{_vec(box.half_size_m)}" '
                         f'pos="{_vec(box.centre_m)}" material="wall"/>')
@@ -259,10 +294,8 @@ def _add_structure(home: Home, assets: dict[str, bytes], asset_xml: list[str], b
 def _add_object(seed: int, obj: ObjectSpec, assets: dict[str, bytes], asset_xml: list[str],
                 body_xml: list[str]) -> None:
     base = COLOURS[obj.colour]
-    # Seeded by (home seed, instance id): an instance looks the same whatever else the home holds.
-    texture = object_texture(np.random.default_rng([seed, obj.instance_id]), base)
     name = obj.object_id
-    assets[f"tex_{name}.png"] = _png(texture)
+    assets[f"tex_{name}.png"] = _object_texture_png(seed, obj.instance_id, base)
     trim = [max(30.0, c * TRIM_SHADE) for c in base]
     asset_xml += [f'<texture name="tex_{name}" type="cube" file="tex_{name}.png"/>',
                   _material(f"mat_{name}", _rgba((255, 255, 255)), f"tex_{name}"),
@@ -300,6 +333,69 @@ def _add_model(spec: mujoco.MjSpec, fur: Furnisher, obj: ObjectSpec, added: set[
 
 
 # ---------------------------------------------------------------- renderer
+
+
+PORTAL_SPHERES = 4  # bounding spheres per door gap in the room-to-room visibility test
+
+
+class _RoomZones:
+    """Room-to-room visibility of a large home: walls reach the ceiling, so a room can only be seen from the
+    camera's room through a chain of door gaps each reaching into the view frustum. The open-plan rooms (living
+    room, kitchen, dining room, hallway) make one zone. Geoms of rooms no such chain reaches are hidden; walls (and
+    anything of no room) are always drawn. With the camera outside every room (in a doorway) nothing is hidden."""
+
+    def __init__(self, home: Home, model: mujoco.MjModel, geom_instance: np.ndarray) -> None:
+        self._home = home
+        zone_of_room = {}
+        for room in home.rooms:
+            open_plan = room.room_type in ("living room", "kitchen", "dining room", "hallway")
+            zone_of_room[room.room_id] = -2 if open_plan else room.room_id
+        zones = sorted(set(zone_of_room.values()))
+        index = {z: i for i, z in enumerate(zones)}
+        self._room_zone = {r: index[z] for r, z in zone_of_room.items()}
+        self._num_zones = len(zones)
+        room_of_instance = {o.instance_id: o.room_id for o in home.objects}
+        self.geom_zone = np.full(model.ngeom, -1, dtype=np.int64)
+        for geom in range(model.ngeom):
+            instance = int(geom_instance[geom])
+            if instance >= 0:
+                self.geom_zone[geom] = self._room_zone[room_of_instance[instance]]
+                continue
+            name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, geom) or ""
+            for prefix in ("floor_", "ceiling_"):
+                if name.startswith(prefix):
+                    self.geom_zone[geom] = self._room_zone[int(name[len(prefix):].split("_")[0])]
+        # Each door gap (width x wall height) is covered by PORTAL_SPHERES spheres stacked up it: tighter than one.
+        h, t, n = home.config.wall_height_m, home.config.wall_thickness_m, PORTAL_SPHERES
+        self._portal_zones = [(self._room_zone[d.room_ids[0]], self._room_zone[d.room_ids[1]])
+                              for d in home.doors for _ in range(n)]
+        self._portal_centres = np.asarray([(d.centre_xy_m[0], d.centre_xy_m[1], (k + 0.5) * h / n)
+                                           for d in home.doors for k in range(n)], dtype=np.float64).reshape(-1, 3)
+        self._portal_radii = np.asarray([math.sqrt((d.width_m / 2.0) ** 2 + (h / n / 2.0) ** 2 + (t / 2.0) ** 2)
+                                         for d in home.doors for _ in range(n)], dtype=np.float64)
+
+    def visible_geoms(self, eye: np.ndarray, rotation: np.ndarray, in_frustum: _FrustumTest) -> np.ndarray:
+        room = self._home.room_at((float(eye[0]), float(eye[1])))
+        if room is None:
+            return np.ones(len(self.geom_zone), dtype=bool)
+        open_portals = in_frustum(self._portal_centres, self._portal_radii, eye, rotation)
+        seen = np.zeros(self._num_zones + 1, dtype=bool)  # the last entry: geoms of no room (index -1)
+        seen[-1] = True
+        start = self._room_zone[room.room_id]
+        seen[start] = True
+        frontier = [start]
+        while frontier:
+            zone = frontier.pop()
+            for k, (a, b) in enumerate(self._portal_zones):
+                if open_portals[k] and zone in (a, b):
+                    other = b if zone == a else a
+                    if not seen[other]:
+                        seen[other] = True
+                        frontier.append(other)
+        return np.asarray(seen[self.geom_zone])
+
+
+_FrustumTest = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 
 class Renderer:
@@ -344,6 +440,7 @@ class Renderer:
         self._tan_half_h = self._tan_half_v * width_px / height_px
         self._groups = self.model.geom_group.copy()
         self._visible = np.ones(self.model.ngeom, dtype=bool)
+        self._zones = _RoomZones(home, self.model, self.geom_instance) if home.config.layout == "large" else None
         self._option.geomgroup[CULLED_GROUP] = 0
         self._closed = False
 
@@ -432,10 +529,21 @@ class Renderer:
         cos_h, cos_v = 1.0 / math.hypot(1.0, self._tan_half_h), 1.0 / math.hypot(1.0, self._tan_half_v)
         visible = (depth > -radius) & ((across - depth * self._tan_half_h) * cos_h < radius) \
             & ((above - depth * self._tan_half_v) * cos_v < radius)
+        if self._zones is not None:
+            visible &= self._zones.visible_geoms(eye, rotation, self._in_frustum)
         if not np.array_equal(visible, self._visible):
             self._visible = visible
             self.model.geom_group[:] = np.where(visible, self._groups, CULLED_GROUP)
             self._segment_lut = np.full(1, -1, dtype=np.int32)  # the scene's geoms change: rebuild the lookup
+
+    def _in_frustum(self, centres: np.ndarray, radii: np.ndarray, eye: np.ndarray, rotation: np.ndarray) -> np.ndarray:
+        """Which spheres (centres (N, 3), radii (N,)) reach into the view frustum (the test of ``_cull``)."""
+        rel = centres - eye
+        right, up, forward = rotation[:, 0], rotation[:, 1], -rotation[:, 2]
+        depth, across, above = rel @ forward, np.abs(rel @ right), np.abs(rel @ up)
+        cos_h, cos_v = 1.0 / math.hypot(1.0, self._tan_half_h), 1.0 / math.hypot(1.0, self._tan_half_v)
+        return np.asarray((depth > -radii) & ((across - depth * self._tan_half_h) * cos_h < radii)
+                          & ((above - depth * self._tan_half_v) * cos_v < radii))
 
     def cast_ray(self, origin_xyz_m: Sequence[float], direction_xyz: Sequence[float]) -> tuple[float, int]:
         """Distance (in units of ``direction_xyz``) to the first surface hit and its instance id (-1 none).
