@@ -362,6 +362,9 @@ def ray_runtime(config: ParallelConfig) -> Iterator[tuple[Any, int]]:
         init: dict[str, Any] = dict(address="local", num_cpus=config.workers or 1, include_dashboard=False,
                                     _temp_dir=temp_dir, _system_config={"worker_niceness": 0})
     else:
+        from goat_nav.ray_cluster import check_gcs_reachable
+
+        check_gcs_reachable(config.ray_address)  # Ray would retry a dead address for minutes, printing warnings
         init = dict(address=config.ray_address)
     try:
         ray.init(log_to_driver=False, logging_level=logging.WARNING, **init)
