@@ -50,7 +50,7 @@ from goat_interfaces.action import ExecuteAction
 from goat_ros import topics
 from goat_ros.lifecycle import ManagedEntities, autostart
 from goat_ros.params import StretchDriverParams, declare
-from goat_stretch.body import RobotLike, RobotNotReadyError, base_pose
+from goat_stretch.body import RobotLike, base_pose
 from goat_stretch.bringup import executor_config, head_calibration, make_robot, shutdown_exceptions, velocity_config
 from goat_stretch.driver import DepthSnapshot, DiscreteActionExecutor, MonotonicClock
 from goat_stretch.driver_io import DepthCache, action_result, refusal, state_msgs
@@ -92,7 +92,7 @@ class StretchDriverNode(LifecycleNode):
                                                     self._calibration)
             self._head = self._executor.head  # calibrated angles, as stretch_ros2 publishes them
             self._executor.check_ready()
-        except RobotNotReadyError as exc:
+        except Exception as exc:  # rclpy would swallow it: log it, keep it for autostart
             self.get_logger().error(f"refusing to start: {exc}")
             if self._robot is not None:
                 self._robot.stop()
