@@ -102,12 +102,17 @@ def test_the_manager_starts_pauses_and_resumes_the_driver_and_the_controller(
     assert not robot.stopped  # paused, not released: stretch_body keeps running
     spin_until(executor, lambda: goals.get_subscription_count() > 0, 10.0, "the controller's goal subscription")
     goals.publish(GoalMsg(episode_id="e", subtask_index=0, modality="object", category="chair"))
-    spin_until(executor, lambda: bool(outcomes), 10.0, "the paused controller's outcome")
-    assert outcomes[0].stop_reason == SubtaskOutcome.ERROR and "paused" in outcomes[0].error
+    spin_until(executor, lambda: controller._held_goal is not None, 10.0, "the goal to reach the paused controller")
+    assert controller._s.subtask is None and not outcomes  # held, not started, not dropped
 
     resumed = _call(executor, resume.call_async(Trigger.Request()), "~/resume")
     assert resumed.success, resumed.message
     assert _call(executor, status.call_async(Trigger.Request()), "~/status").success
+    # The held goal started at activation (the subtask runs, or ended for a reason other than the pause)
+    assert controller._held_goal is None
+    assert (controller._s.subtask is not None and controller._s.subtask.goal.episode_id == "e") or outcomes
+    assert not any("paused" in o.error for o in outcomes)
+    controller._finish(SubtaskOutcome.ERROR, "test over")  # no agent actions interleaved with the driver check
     assert _act(executor, client).success  # serving again, without a restart
     assert controller.agent is agent  # its map and memory kept across the pause
 

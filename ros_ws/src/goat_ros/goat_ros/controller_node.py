@@ -9,7 +9,8 @@ Per-subtask state, the protocol per goal and its decisions: :mod:`goat_ros.contr
 
 A lifecycle node (:mod:`goat_ros.lifecycle`): *configure* builds the agent (its models) and the node's topics,
 *activate* lets it take goals and act, *deactivate* pauses it (the running subtask ends as an error ``paused``, an
-in-flight action completes, goals that arrive meanwhile end as errors at once; the agent and its map are kept),
+in-flight action completes; the newest goal that arrives while inactive waits and starts at *activate*, so a
+client that saw the goal subscription before activation loses nothing; the agent and its map are kept),
 *cleanup* drops the agent. ``autostart`` (the default) configures and activates it at start-up.
 """
 
@@ -59,6 +60,7 @@ class ControllerNode(LifecycleNode):
         self._s: Any = None
         self._entities = ManagedEntities(self)
         self._active = False
+        self._held_goal: Optional[GoalMsg] = None  # the newest goal that came while inactive
         self.start_error: Optional[BaseException] = None  # why the last configure failed
         if self.params.autostart:
             autostart(self)
@@ -101,6 +103,9 @@ class ControllerNode(LifecycleNode):
         self._active = True
         self.get_logger().info(f"controller ready (perception: {self.params.perception_backend}, "
                                f"motion: {self.params.motion_mode})")
+        held, self._held_goal = self._held_goal, None
+        if held is not None:  # a goal that came while inactive (a client that saw the subscription early)
+            self._on_goal(held)
         return TransitionCallbackReturn.SUCCESS
 
     def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
@@ -134,6 +139,7 @@ class ControllerNode(LifecycleNode):
             self._sender = None
         self._entities.destroy_all()
         self.agent = self._s = None
+        self._held_goal = None
 
     def close(self) -> None:
         """Cancel a running Nav2 goal and release the navigator (run_nodes calls this before destroy_node)."""
@@ -159,10 +165,13 @@ class ControllerNode(LifecycleNode):
 
     def _on_goal(self, msg: GoalMsg) -> None:
         """Start a subtask; a goal that arrives while another runs ends that one (an in-flight action completes)."""
-        if not self._active:
-            self._pub_outcome.publish(msgs.outcome_msg(Subtask(goal=msg), SubtaskOutcome.ERROR,
-                                                       "the controller is paused (lifecycle state inactive)",
-                                                       None, self._now_ns()))
+        if not self._active:  # configured, not yet (or no longer) active: the newest goal waits for activate
+            if self._held_goal is not None:
+                self._pub_outcome.publish(msgs.outcome_msg(Subtask(goal=self._held_goal), SubtaskOutcome.ERROR,
+                                                           "preempted by a new goal while the controller was inactive",
+                                                           None, self._now_ns()))
+            self._held_goal = msg
+            self.get_logger().info(f"goal {msg.episode_id}/{msg.subtask_index} held until the controller is active")
             return
         if self._s.subtask is not None:
             self._finish(SubtaskOutcome.ERROR, "preempted by a new goal")
