@@ -11,10 +11,13 @@ exit (episode generation, Ray start-up and shut-down included):
    ``ray start --head --num-cpus 1`` and ``ray start --address ... --num-cpus 1`` (goat_nav.ray_cluster), each node
    with its own temporary folder and ports, stopped at the end.
 
-Printed: the wall times and their medians, the speed-up of each parallel run over the serial one (target: >= 1.6x
-for ``--workers 2`` on a 2-core machine), the peak memory of the serial process and of each worker process (the
-command's ``workers:`` line), the load average before each run (other jobs on the machine slow the runs down), and
-whether every run gave the serial run's records (they must: SR/SPL and actions do not depend on the workers).
+Printed: the wall times and their medians, for each parallel run where its time went (Ray start-up, each
+worker's build of its simulator and agent, episodes per worker, worker-seconds idle at the end while the last
+episodes finish: the workers take the episodes with the most subtasks first), the speed-up of each parallel run
+over the serial one (targets: >= 1.6x for ``--workers 2`` on 4 episodes, >= 1.85x on 8, on a 2-core machine),
+the peak memory of the serial process and of each worker process (the command's ``workers:`` line), the load
+average before each run (other jobs on the machine slow the runs down), and whether every run gave the serial
+run's records (they must: SR/SPL and actions do not depend on the workers).
 """
 
 from __future__ import annotations
@@ -48,6 +51,10 @@ class Run:
     subtasks: list[Any] = field(default_factory=list)
     sr: float = 0.0
     spl: float = 0.0
+    startup_s: float = 0.0  # Ray runtime and workers started (the command's workers line)
+    builds_s: list[float] = field(default_factory=list)  # each worker's build (simulator, agent)
+    per_worker: list[int] = field(default_factory=list)  # episodes each worker ran
+    idle_at_end_s: float = 0.0  # worker-seconds waiting for the last episodes of the others
 
 
 def _bench(args: argparse.Namespace, out: Path, extra: list[str], env: Optional[dict[str, str]] = None) -> Run:
@@ -73,6 +80,13 @@ def _bench(args: argparse.Namespace, out: Path, extra: list[str], env: Optional[
         run.peak_mb = [float(x) for x in workers.group(2).split(",") if x.strip()]
     else:  # serial: the command's own process is the worker
         run.peak_mb = [usage.ru_maxrss / 1024.0]
+    time_line = re.search(r"Ray start-up ([0-9.]+) s, worker builds \[([0-9., ]*)\] s, episodes per worker "
+                          r"\[([0-9, ]*)\], idle at the end ([0-9.]+) worker-s", output)
+    if time_line:
+        run.startup_s = float(time_line.group(1))
+        run.builds_s = [float(x) for x in time_line.group(2).split(",") if x.strip()]
+        run.per_worker = [int(x) for x in time_line.group(3).split(",") if x.strip()]
+        run.idle_at_end_s = float(time_line.group(4))
     data = json.loads(out.read_text())
     run.subtasks = data["subtasks"]
     run.sr, run.spl = data["summary"]["success_rate"], data["summary"]["spl"]
@@ -107,6 +121,10 @@ def main() -> int:
                       f"{len(run.peak_mb)} worker(s) on {run.nodes} node(s), peak "
                       f"{', '.join(f'{m:.0f}' for m in run.peak_mb)} MB  SR {run.sr:.3f} SPL {run.spl:.3f}",
                       flush=True)
+                if run.builds_s:
+                    print(f"          where the time went: Ray start-up {run.startup_s:.1f} s, worker builds "
+                          f"{', '.join(f'{b:.1f}' for b in run.builds_s)} s, episodes per worker "
+                          f"{run.per_worker}, idle at the end {run.idle_at_end_s:.1f} worker-s", flush=True)
     finally:
         if cluster is not None:
             cluster.stop()

@@ -210,5 +210,7 @@ def episode_key(scene_id: Optional[str], episode_id: str) -> str:
 
 
 def episode_units(episodes: Sequence[GoatEpisode]) -> list[WorkUnit]:
-    """The plan of a run: one unit per episode, in order."""
-    return [WorkUnit(i, episode_key(e.scene_id, e.episode_id), e) for i, e in enumerate(episodes)]
+    """The plan of a run: one unit per episode, in order; its cost (which Ray workers take first) is its number
+    of subtasks."""
+    return [WorkUnit(i, episode_key(e.scene_id, e.episode_id), e, cost=float(len(e.tasks)))
+            for i, e in enumerate(episodes)]

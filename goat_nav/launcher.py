@@ -69,11 +69,11 @@ def _run_isolated(bringup: str, overrides: dict[str, dict[str, Any]], record: bo
     Then the launcher names the node and how it ended, stops the others (SIGINT, then SIGKILL after 10 s) and
     exits 1, as nav2's lifecycle manager brings a bringup down when a bond breaks.
     """
-    from goat_ros.graph import NODES, bringup_nodes, bringup_overrides, params_args, repo_config_dir
+    from goat_ros.graph import NODES, bringup_nodes, bringup_overrides, managed_overrides, params_args, repo_config_dir
 
-    overrides = bringup_overrides(bringup, overrides)
+    overrides = managed_overrides(bringup, bringup_overrides(bringup, overrides))  # the lifecycle manager starts them
     procs: dict[str, subprocess.Popen[bytes]] = {}
-    for name in bringup_nodes(bringup, record):
+    for name in bringup_nodes(bringup, record, managed=True):
         spec = NODES[name]
         module = spec.node_class.split(":")[0]
         cmd = [sys.executable, "-m", module, *params_args(spec, repo_config_dir(), overrides.get(name, {}))]
@@ -126,7 +126,7 @@ def run_launch(args: argparse.Namespace) -> int:
     # controller and perception responsive meanwhile (ros2 launch also runs them apart).
     if args.isolated or args.bringup == "stretch":
         return _run_isolated(args.bringup, overrides, record)
-    run_nodes(node_factories(args.bringup, overrides, record=record))
+    run_nodes(node_factories(args.bringup, overrides, record=record, managed=True))
     return 0
 
 

@@ -56,6 +56,7 @@ class WorkUnit:
     index: int  # position in the plan: results are written in this order
     key: str  # the episode's name in the results file (``--resume`` matches finished episodes by it)
     payload: Any  # what the suite's worker needs to run it (a GoatEpisode, a FindingDory home seed); picklable
+    cost: float = 0.0  # expected work (GOAT: subtasks); Ray workers get the costliest first, ties in plan order
 
 
 class EpisodeWorker(Protocol):
@@ -82,6 +83,7 @@ class WorkerInfo:
     pid: int
     peak_rss_mb: float
     node: str = ""  # the Ray node id ("" in this process); several nodes may share a host
+    build_s: float = 0.0  # how long building its suite worker (simulator, agent, models) took
 
     @property
     def name(self) -> str:
@@ -141,6 +143,10 @@ class RunStats:
     lost: list[str] = field(default_factory=list)  # unit keys recorded with a WORKER_LOST error
     finished: int = 0
     elapsed_s: float = 0.0
+    # Where the time of a run with Ray workers goes (0 without Ray):
+    startup_s: float = 0.0  # starting (or reaching) the Ray runtime and its workers, until they were asked to build
+    idle_at_end_s: float = 0.0  # worker-seconds spent waiting for the last episodes of other workers
+    units_per_worker: dict[str, int] = field(default_factory=dict)
 
 
 # ------------------------------------------------------------------------------------------ command line
@@ -235,13 +241,16 @@ class WorkerPool:
         self._stack = contextlib.ExitStack()
         self._worker: Optional[EpisodeWorker] = None  # the in-process one
         self._scheduler: Optional[_RayScheduler] = None
+        self.startup_s = 0.0  # Ray runtime and workers started (RunStats.startup_s)
 
     def __enter__(self) -> WorkerPool:
         try:
             if self.config.uses_ray:
+                started = time.monotonic()
                 ray, workers = self._stack.enter_context(ray_runtime(self.config))
                 workers = min(workers, self.max_units) if self.max_units else workers
                 self._scheduler = _RayScheduler(ray, self.factory, workers, self.config.gpu)
+                self.startup_s = time.monotonic() - started
                 self._stack.callback(self._scheduler.close)
             else:
                 self._worker = self.factory()
@@ -282,7 +291,7 @@ class WorkerPool:
         """
         total = len(units) if total is None else total
         progress = _Progress(total, total - len(units), quiet, sink)
-        stats = RunStats()
+        stats = RunStats(startup_s=self.startup_s)
         started = time.monotonic()
         try:
             if self._scheduler is not None:
@@ -311,9 +320,12 @@ def describe(stats: RunStats, config: ParallelConfig) -> str:
     where = "a local Ray runtime" if config.ray_address is None else f"the Ray cluster at {config.ray_address}"
     peaks = ", ".join(f"{w.peak_rss_mb:.0f}" for w in sorted(stats.workers.values(), key=lambda w: w.name))
     nodes = len({(w.host, w.node) for w in stats.workers.values()})
+    builds = ", ".join(f"{w.build_s:.1f}" for w in sorted(stats.workers.values(), key=lambda w: w.name))
+    units = ", ".join(str(stats.units_per_worker.get(name, 0)) for name in sorted(stats.workers))
     return (f"workers: {len(stats.workers)} processes on {nodes} node(s) of {where}; peak memory per worker "
             f"[{peaks}] MB; {stats.worker_deaths} worker deaths, {len(stats.retried)} episodes retried, "
-            f"{len(stats.lost)} lost")
+            f"{len(stats.lost)} lost; time: Ray start-up {stats.startup_s:.1f} s, worker builds [{builds}] s, "
+            f"episodes per worker [{units}], idle at the end {stats.idle_at_end_s:.1f} worker-s")
 
 
 def _run_in_process(units: Sequence[WorkUnit], worker: EpisodeWorker, sink: ResultSink,
@@ -362,6 +374,9 @@ def ray_runtime(config: ParallelConfig) -> Iterator[tuple[Any, int]]:
         init: dict[str, Any] = dict(address="local", num_cpus=config.workers or 1, include_dashboard=False,
                                     _temp_dir=temp_dir, _system_config={"worker_niceness": 0})
     else:
+        from goat_nav.ray_cluster import check_gcs_reachable
+
+        check_gcs_reachable(config.ray_address)  # Ray would retry a dead address for minutes, printing warnings
         init = dict(address=config.ray_address)
     try:
         ray.init(log_to_driver=False, logging_level=logging.WARNING, **init)
@@ -400,11 +415,18 @@ class UnitActor:
     def __init__(self, factory: WorkerFactory) -> None:
         self._factory = factory
         self._worker: Optional[EpisodeWorker] = None
+        self._build_s = 0.0
 
     def warm_up(self) -> WorkerInfo:
         if self._worker is None:
+            started = time.monotonic()
             self._worker = self._factory()
-        return _ray_worker_info()
+            self._build_s = time.monotonic() - started
+        return self._info()
+
+    def _info(self) -> WorkerInfo:
+        info = _ray_worker_info()
+        return WorkerInfo(info.host, info.pid, info.peak_rss_mb, info.node, self._build_s)
 
     def run(self, unit: WorkUnit, record: bool, step_period_ns: int) -> _Done:
         self.warm_up()
@@ -419,7 +441,7 @@ class UnitActor:
                 fragment = capture_fragment(recorder)
         else:
             payload = self._worker.run_unit(unit, None, lines.append)
-        return _Done(payload, tuple(lines), fragment, _ray_worker_info())
+        return _Done(payload, tuple(lines), fragment, self._info())
 
     def call(self, fn: Callable[[Any], Any], item: Any) -> Any:
         """``fn(item)`` in this worker's process (:meth:`WorkerPool.map`)."""
@@ -522,8 +544,12 @@ class _RayScheduler:
     def run(self, units: Sequence[WorkUnit], sink: ResultSink, recorder: Optional[RunRecorder], progress: _Progress,
             stats: RunStats) -> None:
         ray = self.ray
+        # Costliest first (ties in plan order): a long episode started last would leave the other workers idle
+        # at the end. The results and the bag are written in plan order whatever order the units finish in.
+        order = sorted(units, key=lambda u: -u.cost)
         batch = _Batch(sink, recorder, progress, stats, FragmentMerger(recorder, [u.index for u in units]),
-                       deque((u, 1) for u in units))
+                       deque((u, 1) for u in order))
+        last_done: dict[str, float] = {}
         step_period_ns = recorder.step_period_ns if recorder is not None else 1
         running: dict[Any, tuple[Any, WorkUnit, int]] = {}
         try:
@@ -541,9 +567,14 @@ class _RayScheduler:
                 sink.add(result)
                 stats.finished += 1
                 progress.update()
+                if result.worker is not None:
+                    last_done[result.worker.name] = time.monotonic()
+                    stats.units_per_worker[result.worker.name] = stats.units_per_worker.get(result.worker.name, 0) + 1
         finally:
             for actor, _, _ in running.values():  # an error stops the run: units under way are abandoned
                 ray.kill(actor)
+        end = time.monotonic()
+        stats.idle_at_end_s = sum(end - t for t in last_done.values())
 
     def _collect(self, ref: Any, actor: Any, unit: WorkUnit, attempt: int, batch: _Batch) -> Optional[UnitResult]:
         """The unit's result; None when it was queued again; raises what the suite's code raised."""

@@ -22,6 +22,43 @@ from typing import IO, Optional, Sequence
 
 from goat_core.errors import ConfigError
 
+GCS_CONNECT_TIMEOUT_S = 5.0  # how long --ray-address's head may take to accept a TCP connection
+
+
+def gcs_host_port(address: str) -> Optional[tuple[str, int]]:
+    """(host, port) of a ``--ray-address``: ``host:port``, ``ray://host:port`` or ``[v6]:port``; None for ``auto``
+    and ``local`` (Ray finds those itself). ConfigError for anything else, naming the value."""
+    text = address.strip()
+    if text in ("auto", "local"):
+        return None
+    if "://" in text:
+        text = text.split("://", 1)[1]
+    host, sep, port = text.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ConfigError(f"--ray-address must be 'auto' or host:port of the cluster's head, got {address!r}")
+    return host, int(port)
+
+
+def check_gcs_reachable(address: str, timeout_s: float = GCS_CONNECT_TIMEOUT_S) -> None:
+    """ConfigError in one line, within about ``timeout_s``, when nothing accepts a TCP connection at the GCS
+    address of ``address`` (a mistyped address, a cluster that is down, a closed port): Ray itself would retry for
+    minutes and print its warnings meanwhile. ``auto``/``local`` are not checked here."""
+    target = gcs_host_port(address)
+    if target is None:
+        return
+    host, port = target
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            return
+    except TimeoutError:
+        why = f"no answer within {timeout_s:.0f} s"
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+    raise ConfigError(f"cannot reach the Ray cluster at {address!r} ({why}): check that the head is up "
+                      f"(`ray status` on the head node), that {host} is its address and {port} its GCS port "
+                      f"(`ray start --head --port {port}`), and that no firewall closes that port")
+
 
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:

@@ -688,15 +688,17 @@ def render_findingdory_report(records: Sequence[FindingDoryRecord], tasks: Seque
     selector = high.get("selector", "?") if isinstance(high, dict) else str(high)
     source = (f'<p>High level: <b>{html.escape(str(selector))}</b>, perception: '
               f'<b>{html.escape(str(meta.get("perception", "?")))}</b></p>')
+    partial = partial_run_note(meta, len(records))
+    title = "goat_nav FindingDory report" + ("" if partial is None else f" ({html.escape(partial)})")
     return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>goat_nav FindingDory report</title>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <style>{_STYLE}
 figure.task-map{{display:inline-block;margin:0.5em 1em 0.5em 0;vertical-align:top}}
 div.frames{{margin:0.6em 0}}div.frames.wrong b{{color:#b00}}
 div.strip{{display:inline-block;margin:0.2em 1.5em 0 0;vertical-align:top}}
 div.strip>span{{display:inline-block;width:3.5em;vertical-align:top}}
 div.strip figure{{display:inline-block;margin:0 0.3em;text-align:center;font-size:0.8em}}</style></head>
-<body><h1>goat_nav FindingDory report</h1>{source}
+<body><h1>{title}</h1>{source}
 <h2>Overall (%)</h2>{_table(overall_rows, ["metric", "value"], "findingdory-overall")}
 <div class="charts">{chart}</div>
 <h2>By task type (%)</h2>{_table(type_rows, ["task type", *FINDINGDORY_COLUMNS, "n"], "findingdory-by-task-type")}
@@ -754,6 +756,9 @@ def run_report(args: argparse.Namespace) -> int:
                   file=sys.stderr)
         elif frames_file is not None:
             frames = read_frames(frames_file)
+        partial = partial_run_note(found.meta, len(found.records))
+        if partial is not None:
+            print(f"{args.results}: {partial}", file=sys.stderr)
         write_findingdory_report(out, found.records, found.tasks, found.meta,
                                  load_run_trajectories(args.results, found.meta), frames)
         print(f"report: {out}")

@@ -34,10 +34,12 @@ def _node(name: str, overrides: dict[str, Any], use_sim_time: Any, log_level: An
 
 def goat_nodes(bringup: str, overrides: dict[str, dict[str, Any]], use_sim_time: Any, log_level: Any) -> list[Any]:
     """One launch_ros Node per node of the bringup: params YAML first, then the launch-argument overrides."""
-    from goat_ros.graph import BRINGUPS, bringup_overrides
+    from goat_ros.graph import bringup_nodes, bringup_overrides, managed_overrides
 
-    merged = bringup_overrides(bringup, overrides)
-    return [_node(name, merged.get(name, {}), use_sim_time, log_level) for name in BRINGUPS[bringup]]
+    # The lifecycle nodes wait (autostart false) for the lifecycle manager, which joins last and activates them.
+    merged = managed_overrides(bringup, bringup_overrides(bringup, overrides))
+    return [_node(name, merged.get(name, {}), use_sim_time, log_level)
+            for name in bringup_nodes(bringup, managed=True)]
 
 
 def recorder_node(record: Any, use_sim_time: Any, log_level: Any) -> Any:

@@ -61,6 +61,7 @@ from goat_core.bench.findingdory_results import (
 )
 from goat_core.bench.findingdory_selector import ExperienceSelector, Selection
 from goat_core.bench.findingdory_tasks import TASK_TYPES, FindingDoryTask
+from goat_core.bench.outputs import episode_progress
 from goat_core.bench.results import SubtaskRecord
 from goat_core.bench.suite_metrics import (
     FindingDoryRecord,
@@ -579,6 +580,7 @@ class FindingDoryRun(PlanResults[_Finished]):
     def __init__(self, out: Optional[Path], meta: dict[str, Any]) -> None:
         super().__init__(meta)
         self.out = out
+        self.planned_episodes = 0  # episodes of the whole plan (run_suite sets it): ``complete`` in the meta
         self.traj_path = trajectories_path(out) if out is not None else None
         self.frames_path = frames_path(out) if out is not None else None
         if self.traj_path is not None and self.frames_path is not None:
@@ -618,6 +620,7 @@ class FindingDoryRun(PlanResults[_Finished]):
 
     def write(self) -> None:
         self.meta["skipped_episodes"] = self.skipped
+        self.meta.update(episode_progress(self.planned_episodes, len(self.done)))
         if self.out is None or self.traj_path is None or self.frames_path is None:
             return
         self.stamp_elapsed()
@@ -690,6 +693,7 @@ def run_suite(args: argparse.Namespace) -> int:
     recorder = RunRecorder(args.record, run_info=meta) if getattr(args, "record", None) is not None else None
     run = FindingDoryRun(args.out, meta)
     units = episode_units(args.seed, args.episodes)
+    run.planned_episodes = len(units)
     todo = plan_run(args, units, meta, run.load)
     workers = FindingDoryWorkers(config, home_config, gen_config, choice, args.verbose)
     bag = recorder if recorder is not None else contextlib.nullcontext()

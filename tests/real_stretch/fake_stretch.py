@@ -19,12 +19,15 @@ import importlib.util
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import yaml
 from fake_boards import Backplane, PimuBoard, StepperBoard, WaccBoard
 from fake_dynamixel import MODEL_XL430, MODEL_XM430, DynamixelBus, Servo
+
+MODE_POS_TRAJ_INCR = 8  # stepper mode of an incremental position trajectory (a base step)
 
 FLEET_ID = "stretch-se3-3001"
 DXL_LATENCY_TIMER_MS = 500
@@ -133,6 +136,21 @@ class FakeStretch:
             self.backplane.advance()
             return self.backplane.base_travel_m
 
+    def wait_for_rest(self, timeout_s: float = 15.0) -> float:
+        """Until both wheels are still (no velocity, nothing left for their motion generators); returns the wall
+        time (``time.time()``, the clock of stretch_body's ``timestamp_pc``) from which they are."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            with self.backplane.lock:
+                self.backplane.advance()
+                wheels = list(self.backplane.wheels.values())
+                if all(abs(w.vel) < 1e-6 and abs(w.sp_vel) < 1e-6
+                       and (w.cmd.mode != MODE_POS_TRAJ_INCR or abs(w.target - w.setpoint) < 1e-6) for w in wheels):
+                    return time.time()
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the fake base did not come to rest within {timeout_s} s")
+            time.sleep(0.01)
+
     def meters_per_motor_rad(self) -> float:
         return self.backplane.meters_per_motor_rad
 
@@ -150,7 +168,7 @@ class FakeStretch:
 
 
 CALLS = ("press_runstop", "release_runstop", "block_base_after", "delay_replies", "base_travel_m",
-         "meters_per_motor_rad", "wheel_commands", "servo_goal_ticks")
+         "meters_per_motor_rad", "wheel_commands", "servo_goal_ticks", "wait_for_rest")
 
 
 class FakeStretchProcess:
@@ -210,3 +228,25 @@ def serve(dev: Path, servos: dict[str, list[ServoSpec]], homed: bool) -> None:
 if __name__ == "__main__":
     serve(Path(sys.argv[1]), {k: [tuple(s) for s in v] for k, v in json.loads(sys.argv[2]).items()},
           bool(json.loads(sys.argv[3])))
+
+
+def status_after(robot: Any, wall_s: float, timeout_s: float = 15.0) -> float:
+    """Until stretch_body's base status was refreshed after ``wall_s`` (its own ``timestamp_pc``); returns that."""
+    deadline = time.monotonic() + timeout_s
+    while robot.base.status["timestamp_pc"] <= wall_s:
+        assert time.monotonic() < deadline, f"stretch_body's base status not refreshed within {timeout_s} s"
+        time.sleep(0.01)
+    return float(robot.base.status["timestamp_pc"])
+
+
+def odometry_at_rest(robot: Any, fake: Any) -> tuple[float, float, float]:
+    """(x, y, true travel): stretch_body's odometry from a status whose wheel readings were all taken after the
+    fake base came to rest, and the base's true travel. Judged by the status's own time, not by when the test
+    looks: on a loaded machine the status thread may be late by tenths of a second, which at 0.1 m/s is
+    centimetres (the assertions that compared odometry with the truth at the moment of reading failed so)."""
+    rest_s = fake.wait_for_rest()
+    # The refresh stamped after rest_s may have read the wheels before it (the stamp comes after both reads):
+    # the next one read them after.
+    status_after(robot, status_after(robot, rest_s))
+    status = robot.base.status
+    return float(status["x"]), float(status["y"]), fake.base_travel_m()

@@ -60,7 +60,7 @@ def test_node_starts_stretch_body_serves_a_turn_and_stops_the_base_at_shutdown(
         result = _wait(handle.get_result_async(), 20.0).result
         assert result.success, result.message
         assert result.pose.theta == pytest.approx(math.radians(30.0), abs=math.radians(2.0))
-        assert tilts and all(abs(t) < 0.02 for t in tilts)  # the head stays level, as the servo reports it
+        assert tilts and all(abs(t) < 0.02 for t in tilts), tilts  # the head stays level, as the servo reports it
     finally:
         executor.shutdown()
         driver.close()  # stops the base, then stretch_body (every motor in safety)

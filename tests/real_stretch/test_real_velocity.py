@@ -9,6 +9,7 @@ import threading
 from typing import Any, Callable
 
 import pytest
+from fake_stretch import odometry_at_rest, status_after
 
 from goat_stretch.bringup import shutdown_exceptions
 from goat_stretch.driver import DiscreteActionExecutor, ExecutorConfig, MonotonicClock
@@ -52,9 +53,11 @@ def test_a_stale_velocity_is_zeroed_and_the_base_comes_to_rest(stretch: Callable
     assert out is not None and out.reason is VelocityReason.STALE and out.safety
     mode, _, v_des = fake.wheel_commands()[-1]
     assert mode == MODE_VEL_PID and v_des == 0.0
-    threading.Event().wait(1.0)  # a decelerating stop, then at rest
+    # A decelerating stop, then at rest: judged on statuses stretch_body took after the wheels stopped (its own
+    # timestamp_pc), not after a fixed wait that a loaded machine may outlast.
+    odometry_at_rest(robot, fake)
     yaw = robot.base.status["theta"]
-    threading.Event().wait(0.3)
+    status_after(robot, robot.base.status["timestamp_pc"])
     assert not _turning(robot) and robot.base.status["theta"] == pytest.approx(yaw, abs=1e-3)
     assert 0.05 < yaw < 1.0  # it turned (counter-clockwise), then stopped
 

@@ -23,6 +23,7 @@ setup(
             "evaluator = sim_bridge.ros.evaluator_node:main",
             "recorder = goat_ros.recorder_node:main",
             "live_view = goat_ros.live_view_node:main",
+            "lifecycle_manager = goat_ros.lifecycle_manager_node:main",
         ],
     },
 )

@@ -10,12 +10,13 @@ deadline) is logged and dropped.
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Any, Optional
 
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 
 from goat_core.bench.episodes import load_goat_dataset
+from goat_core.bench.outputs import run_progress
 from goat_core.bench.results import SubtaskRecord, summarise, write_results_json
 from goat_core.errors import GoatError
 from goat_interfaces.msg import SubtaskOutcome, SubtaskResult
@@ -32,6 +33,7 @@ class EvaluatorNode(Node):
         super().__init__(name, cli_args=cli_args)
         self.params = declare(self, EvaluatorParams)
         episodes = load_goat_dataset(self.params.episodes_file).episodes if self.params.episodes_file else ()
+        self._episodes = tuple(episodes)
         self._scorer = SubtaskScorer(episodes, self.params.success_metric, self.params.success_distance_m)
         self.records: list[SubtaskRecord] = []
         self.results: list[SubtaskResult] = []  # everything published, including unscorable outcomes
@@ -39,6 +41,15 @@ class EvaluatorNode(Node):
         self._pub = self.create_publisher(SubtaskResult, topics.RESULT, RELIABLE)
         self.create_subscription(SubtaskOutcome, topics.OUTCOME, self._on_outcome, RELIABLE)
         self.get_logger().info(f"evaluator ready ({len(episodes)} episodes known)")
+
+    def write_results(self) -> None:
+        """Rewrite ``results_file``. With an episode file its meta says how much of the plan is scored
+        (``complete`` false until every subtask of the file has its record, as a ``goat-nav bench`` run's file):
+        a graph stopped early leaves a file that reads as partial (``goat-nav report`` says PARTIAL RUN)."""
+        meta: dict[str, Any] = {"source": "goat_ros evaluator", "episodes_file": self.params.episodes_file}
+        if self._episodes:
+            meta.update(run_progress(self._episodes, len(self._scored)))
+        write_results_json(self.params.results_file, self.records, summarise(self.records), meta)
 
     def _record(self, msg: SubtaskOutcome) -> Optional[SubtaskRecord]:
         episode = self._scorer.episode(msg.episode_id)
@@ -71,8 +82,7 @@ class EvaluatorNode(Node):
             self.records.append(record)
             result = cv.record_to_msg(record, hdr)
             if self.params.results_file:
-                write_results_json(self.params.results_file, self.records, summarise(self.records),
-                                   {"source": "goat_ros evaluator", "episodes_file": self.params.episodes_file})
+                self.write_results()
         text = (f"{result.episode_id}/{result.subtask_index} {result.modality}: {result.stop_reason} "
                 f"success={result.success} spl={result.spl:.3f} {result.error}")
         if result.stop_reason == "error":  # rclpy loggers keep one severity per call site: two calls

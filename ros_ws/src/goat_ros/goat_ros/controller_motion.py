@@ -34,6 +34,10 @@ class ActionSender:
         self._current, self._on_result, self._on_error = current, on_result, on_error
         self._client = ActionClient(node, ExecuteAction, topics.EXECUTE_ACTION)
 
+    def close(self) -> None:
+        """Destroy the action client (the controller's lifecycle cleanup)."""
+        self._client.destroy()
+
     def send(self, sub: Subtask, action: DiscreteAction) -> None:
         if sub is not self._current():
             return

@@ -6,6 +6,12 @@ each stage's output for rviz and other consumers (``/goat/instances``, ``/goat/m
 
 Per-subtask state, the protocol per goal and its decisions: :mod:`goat_ros.controller_session`; moving the robot
 (ExecuteAction, Nav2): :mod:`goat_ros.controller_motion`; what is published: :mod:`goat_ros.controller_msgs`.
+
+A lifecycle node (:mod:`goat_ros.lifecycle`): *configure* builds the agent (its models) and the node's topics,
+*activate* lets it take goals and act, *deactivate* pauses it (the running subtask ends as an error ``paused``, an
+in-flight action completes; the newest goal that arrives while inactive waits and starts at *activate*, so a
+client that saw the goal subscription before activation loses nothing; the agent and its map are kept),
+*cleanup* drops the agent. ``autostart`` (the default) configures and activates it at start-up.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ import time
 from typing import Any, Optional
 
 from nav_msgs.msg import OccupancyGrid, Odometry, Path
-from rclpy.node import Node
+from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import CameraInfo, Image, JointState
 from std_msgs.msg import String
@@ -31,6 +37,7 @@ from goat_ros import conversions as cv
 from goat_ros import topics
 from goat_ros.controller_motion import ActionSender, Nav2Handover
 from goat_ros.controller_session import ControllerSession, Nav2Done, Subtask, build_agent, timeout_error
+from goat_ros.lifecycle import ManagedEntities, autostart
 from goat_ros.params import ControllerParams, check_controller_params, declare
 
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -38,7 +45,7 @@ GOAL_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
-class ControllerNode(Node):
+class ControllerNode(LifecycleNode):
     def __init__(self, name: str = "controller", cli_args: Optional[list[str]] = None,
                  nav2_navigator: Any = None) -> None:
         """``nav2_navigator``: with ``motion_mode: nav2``, the BasicNavigator-like object to drive with (tests pass
@@ -46,32 +53,99 @@ class ControllerNode(Node):
         super().__init__(name, cli_args=cli_args)
         self.params = declare(self, ControllerParams)
         check_controller_params(self.params)
-        self._nav2 = (Nav2Handover(self, self.params, nav2_navigator, self._on_nav2_done)  # before the agent
-                      if self.params.motion_mode == "nav2" else None)
+        self._nav2_navigator = nav2_navigator
+        self._nav2: Optional[Nav2Handover] = None
+        self._sender: Optional[ActionSender] = None
+        self.agent: Any = None
+        self._s: Any = None
+        self._entities = ManagedEntities(self)
+        self._active = False
+        self._held_goal: Optional[GoalMsg] = None  # the newest goal that came while inactive
+        self.start_error: Optional[BaseException] = None  # why the last configure failed
+        if self.params.autostart:
+            autostart(self)
+
+    # ----------------------------------------------------------------------------------------- lifecycle
+    def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self.start_error = None
+        try:
+            self._configure()
+        except Exception as exc:  # rclpy would swallow it: log it, keep it for autostart
+            self.get_logger().error(f"configure failed: {type(exc).__name__}: {exc}")
+            self.start_error = exc
+            self._drop()
+            return TransitionCallbackReturn.FAILURE
+        return TransitionCallbackReturn.SUCCESS
+
+    def _configure(self) -> None:
+        if self.params.motion_mode == "nav2":  # before the agent
+            self._nav2 = Nav2Handover(self, self.params, self._nav2_navigator, self._on_nav2_done)
         self.agent = build_agent(self.params)
         self._s = ControllerSession(self.params, self.agent)
+        made = self._entities
         self._add_sensor_subscriptions()
-        self.create_subscription(GoalMsg, topics.GOAL, self._on_goal, GOAL_QOS)
-        self.create_subscription(String, topics.CANCEL_GOAL, self._on_cancel, GOAL_QOS)
-        self._pub_outcome = self.create_publisher(SubtaskOutcome, topics.OUTCOME, GOAL_QOS)
-        self._pub_map = self.create_publisher(OccupancyGrid, topics.MAP, LATCHED)
-        self._pub_instances = self.create_publisher(Instances, topics.INSTANCES, RELIABLE)
-        self._pub_markers = self.create_publisher(MarkerArray, topics.INSTANCE_MARKERS, RELIABLE)
-        self._pub_path = self.create_publisher(Path, topics.PATH, RELIABLE)
-        self._pub_goal_marker = self.create_publisher(Marker, topics.CURRENT_GOAL, LATCHED)
-        self._pub_tf_static = self.create_publisher(TFMessage, topics.TF_STATIC, LATCHED)
+        made.subscription(GoalMsg, topics.GOAL, self._on_goal, GOAL_QOS)
+        made.subscription(String, topics.CANCEL_GOAL, self._on_cancel, GOAL_QOS)
+        self._pub_outcome = made.publisher(SubtaskOutcome, topics.OUTCOME, GOAL_QOS)
+        self._pub_map = made.publisher(OccupancyGrid, topics.MAP, LATCHED)
+        self._pub_instances = made.publisher(Instances, topics.INSTANCES, RELIABLE)
+        self._pub_markers = made.publisher(MarkerArray, topics.INSTANCE_MARKERS, RELIABLE)
+        self._pub_path = made.publisher(Path, topics.PATH, RELIABLE)
+        self._pub_goal_marker = made.publisher(Marker, topics.CURRENT_GOAL, LATCHED)
+        self._pub_tf_static = made.publisher(TFMessage, topics.TF_STATIC, LATCHED)
         self._sender = ActionSender(self, self.params.action_timeout_s, lambda: self._s.subtask, self._on_result,
                                     lambda error: self._finish(SubtaskOutcome.ERROR, error))
-        self.create_timer(1.0, self._check_timeout)
+        made.timer(1.0, self._check_timeout)
         if self._nav2 is not None:
             self._nav2.start_waiting()
+
+    def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._active = True
         self.get_logger().info(f"controller ready (perception: {self.params.perception_backend}, "
                                f"motion: {self.params.motion_mode})")
+        held, self._held_goal = self._held_goal, None
+        if held is not None:  # a goal that came while inactive (a client that saw the subscription early)
+            self._on_goal(held)
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._active = False
+        self._finish(SubtaskOutcome.ERROR, "paused: the controller was deactivated")
+        self.get_logger().info("controller paused: goals end as errors until it is activated again")
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._drop()
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._drop()
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_error(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._drop()
+        return TransitionCallbackReturn.SUCCESS
+
+    @property
+    def active(self) -> bool:
+        return self._active
+
+    def _drop(self) -> None:
+        """What configure made: the topics, the action client, the Nav2 handover and the agent."""
+        self._active = False
+        self.close()
+        if self._sender is not None:
+            self._sender.close()
+            self._sender = None
+        self._entities.destroy_all()
+        self.agent = self._s = None
+        self._held_goal = None
 
     def close(self) -> None:
         """Cancel a running Nav2 goal and release the navigator (run_nodes calls this before destroy_node)."""
         if self._nav2 is not None:
             self._nav2.close()
+            self._nav2 = None
 
     def _add_sensor_subscriptions(self) -> None:
         subs: list[tuple[str, type, str]] = [
@@ -80,7 +154,7 @@ class ControllerNode(Node):
         if self.params.perception_backend == "ground_truth":
             subs += [("segmentation", Image, topics.SEGMENTATION), ("labels", InstanceLabels, topics.INSTANCE_LABELS)]
         for part, msg_type, topic in subs:
-            self.create_subscription(msg_type, topic, functools.partial(self._on_part, part), RELIABLE)
+            self._entities.subscription(msg_type, topic, functools.partial(self._on_part, part), RELIABLE)
 
     def _now_ns(self) -> int:
         return self.get_clock().now().nanoseconds
@@ -91,6 +165,14 @@ class ControllerNode(Node):
 
     def _on_goal(self, msg: GoalMsg) -> None:
         """Start a subtask; a goal that arrives while another runs ends that one (an in-flight action completes)."""
+        if not self._active:  # configured, not yet (or no longer) active: the newest goal waits for activate
+            if self._held_goal is not None:
+                self._pub_outcome.publish(msgs.outcome_msg(Subtask(goal=self._held_goal), SubtaskOutcome.ERROR,
+                                                           "preempted by a new goal while the controller was inactive",
+                                                           None, self._now_ns()))
+            self._held_goal = msg
+            self.get_logger().info(f"goal {msg.episode_id}/{msg.subtask_index} held until the controller is active")
+            return
         if self._s.subtask is not None:
             self._finish(SubtaskOutcome.ERROR, "preempted by a new goal")
         try:
@@ -110,6 +192,8 @@ class ControllerNode(Node):
             self._finish(SubtaskOutcome.ERROR, "cancelled")
 
     def _try_act(self) -> None:
+        if not self._active:
+            return
         sub = self._s.ready()
         if sub is None:
             return
@@ -133,6 +217,7 @@ class ControllerNode(Node):
         """Record the agent's action: STOP ends the subtask, any other goes to the robot."""
         sub.record(action)
         if action is not DiscreteAction.STOP:
+            assert self._sender is not None  # configured
             self._sender.send(sub, action)
         if self.params.publish_debug:  # while the robot executes the action
             self._publish_debug()

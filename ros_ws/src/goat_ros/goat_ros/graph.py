@@ -61,6 +61,9 @@ NODES: dict[str, NodeSpec] = {spec.name: spec for spec in (
              "live_view:=true)"),
     NodeSpec("recorder", "recorder", "goat_ros.recorder_node:RecorderNode",
              "writes the graph's topics into a rosbag2 bag with MCAP storage (only when a run is recorded)"),
+    NodeSpec("lifecycle_manager", "lifecycle_manager", "goat_ros.lifecycle_manager_node:LifecycleManagerNode",
+             "configures and activates the lifecycle nodes (stretch_driver, controller) and pauses/resumes them "
+             "(~/pause, ~/resume; goat-nav launch and the launch files start it)"),
 )}
 
 # Which nodes each bringup runs. "stretch" adds our stretch_driver (the ExecuteAction server over stretch_body) and
@@ -95,12 +98,34 @@ def bringup_overrides(bringup: str, overrides: dict[str, dict[str, Any]]) -> dic
     return merged
 
 
-def bringup_nodes(bringup: str, record: bool = False) -> tuple[str, ...]:
+def bringup_nodes(bringup: str, record: bool = False, managed: bool = False) -> tuple[str, ...]:
     """The nodes ``bringup`` runs; a recorded run starts the recorder first, so it subscribes before the rest
-    publish."""
+    publish. ``managed``: the lifecycle manager joins last (see :func:`managed_overrides`)."""
     if bringup not in BRINGUPS:
         raise ValueError(f"unknown bringup {bringup!r}; expected one of {sorted(BRINGUPS)}")
-    return (RECORDER, *BRINGUPS[bringup]) if record else BRINGUPS[bringup]
+    names = (RECORDER, *BRINGUPS[bringup]) if record else BRINGUPS[bringup]
+    return (*names, LIFECYCLE_MANAGER) if managed and lifecycle_nodes(bringup) else names
+
+
+LIFECYCLE_NODES = ("stretch_driver", "controller")  # rclpy.lifecycle nodes (goat_ros.lifecycle), start-up order
+LIFECYCLE_MANAGER = "lifecycle_manager"
+
+
+def lifecycle_nodes(bringup: str) -> tuple[str, ...]:
+    """The lifecycle nodes of ``bringup``, in the order the manager configures and activates them."""
+    return tuple(n for n in LIFECYCLE_NODES if n in BRINGUPS[bringup])
+
+
+def managed_overrides(bringup: str, overrides: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``overrides`` for a managed bringup: its lifecycle nodes wait (``autostart`` false) for the lifecycle
+    manager, which is told their names. What the user set explicitly wins."""
+    names = lifecycle_nodes(bringup)
+    merged = {node: dict(values) for node, values in overrides.items()}
+    for name in names:
+        merged[name] = {"autostart": False, **merged.get(name, {})}
+    if names:
+        merged[LIFECYCLE_MANAGER] = {"node_names": " ".join(names), **merged.get(LIFECYCLE_MANAGER, {})}
+    return merged
 
 
 def repo_config_dir() -> Path:
@@ -143,17 +168,21 @@ def _param_text(value: Any) -> str:
 
 
 def node_factories(bringup: str, overrides: dict[str, dict[str, Any]],
-                   config_dir: Path | None = None, record: bool = False) -> list[Any]:
+                   config_dir: Path | None = None, record: bool = False, managed: bool = False) -> list[Any]:
     """Callables that build the nodes of ``bringup`` with their YAML and overrides (call after rclpy.init).
 
     ``record`` adds the recorder (see :func:`bringup_nodes`); its ``bag_path`` comes in ``overrides``.
+    ``managed``: the lifecycle nodes wait for the lifecycle manager, which joins (``goat-nav launch``); else they
+    configure and activate themselves (``goat-nav bench --ros``).
     """
-    names = bringup_nodes(bringup, record)
+    names = bringup_nodes(bringup, record, managed)
     unknown = set(overrides) - set(NODES)
     if unknown:
         raise ValueError(f"overrides name unknown nodes {sorted(unknown)}; nodes are {sorted(NODES)}")
     folder = config_dir or repo_config_dir()
     overrides = bringup_overrides(bringup, overrides)
+    if managed:
+        overrides = managed_overrides(bringup, overrides)
     factories = []
     for name in names:
         spec = NODES[name]

@@ -73,6 +73,8 @@ class ControllerParams:
                                     "yaw_rad'; AMCL is set to it (empty: the pose localisation reports, "
                                     "/amcl_pose or TF; none within 10 s: nav2 mode is refused, as "
                                     "nav2_simple_commander would reset AMCL to the map origin)")
+    autostart: bool = _p(True, "configure and activate this lifecycle node at start-up; false: wait for the lifecycle "
+                               "manager (goat-nav launch and the launch files set false and start it)")
 
 
 @dataclass(frozen=True)
@@ -158,6 +160,8 @@ class StretchDriverParams:
     cmd_vel_obstacle_margin_m: float = _p(0.2, "cmd_vel forward speed is dropped while depth shows an obstacle "
                                                "closer than this to the base edge (turning and reversing stay)")
     cmd_vel_check_rate_hz: float = _p(20.0, "rate of the cmd_vel staleness, runstop and obstacle check")
+    autostart: bool = _p(True, "configure and activate this lifecycle node at start-up; false: wait for the lifecycle "
+                               "manager (goat-nav launch and the launch files set false and start it)")
 
 
 @dataclass(frozen=True)
@@ -204,6 +208,17 @@ class RecorderParams:
                            "--ros --record puts the run's settings here")
 
 
+@dataclass(frozen=True)
+class LifecycleManagerParams:
+    node_names: str = _p("", "space-separated lifecycle nodes to manage, in start-up order (goat_ros.graph sets "
+                             "them per bringup); they are configured, then activated, in this order, and paused "
+                             "in the reverse order")
+    autostart: bool = _p(True, "configure and activate the nodes at start-up; false: wait for ~/resume")
+    service_timeout_s: float = _p(60.0, "a node's lifecycle services not discovered within this fail the start-up")
+    transition_timeout_s: float = _p(300.0, "a transition not answered within this fails (configure builds the "
+                                            "controller's models)")
+
+
 PARAMS_BY_NODE: dict[str, type] = {
     "sim_bridge": SimBridgeParams,
     "controller": ControllerParams,
@@ -217,6 +232,7 @@ PARAMS_BY_NODE: dict[str, type] = {
     "operator": OperatorParams,
     "recorder": RecorderParams,
     "live_view": LiveViewParams,
+    "lifecycle_manager": LifecycleManagerParams,
 }
 
 

@@ -120,6 +120,17 @@ def runstop_engaged(robot: RobotLike) -> bool:
     return bool(robot.pimu.status["runstop_event"])
 
 
+STEPPER_MODE_SAFETY = 0  # stretch_body's stepper MODE_SAFETY
+
+
+def base_in_safety(robot: RobotLike) -> bool:
+    """Both wheels report safety mode in the base's status: the firmware's answer to the runstop, which the
+    base's status may show before the Pimu's (separate status reads; a loaded machine delays either)."""
+    s = robot.base.status
+    return all(isinstance(s.get(w), dict) and s[w].get("mode") == STEPPER_MODE_SAFETY
+               for w in ("left_wheel", "right_wheel"))
+
+
 def head_tilt_limits_rad(robot: RobotLike) -> tuple[float, float]:
     """The head tilt's soft range in stretch_body's frame (rad, positive up); commands beyond it are clipped."""
     low, high = robot.head.get_joint("head_tilt").get_soft_motion_limits()

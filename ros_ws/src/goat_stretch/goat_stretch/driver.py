@@ -35,6 +35,7 @@ from goat_stretch.body import (
     HeadPose,
     RobotLike,
     RobotNotReadyError,
+    base_in_safety,
     base_pose,
     base_settled,
     robot_is_homed,
@@ -394,6 +395,10 @@ class DiscreteActionExecutor:
                                      f"{cfg.motion_timeout_s:.1f} s ({error:.3f} left)", start_s)
             # At the set-point and only settling (stale wheel flags on a loaded machine, an overshoot) is no stall.
             if error > tolerance and seen_s - last_progress_s > cfg.stall_time_s:
+                if base and base_in_safety(self.robot):  # the runstop stopped it; the Pimu's status is late
+                    self._halt()
+                    return self._outcome(action, StopReason.RUNSTOP, "stopped: the runstop was engaged during the "
+                                         "motion (the wheels went to safety)", start_s)
                 self._halt()
                 return self._outcome(action, StopReason.BLOCKED, f"stopped: no progress for {cfg.stall_time_s:.1f} s "
                                      f"({error:.3f} left), contact assumed", start_s, collided=base)

@@ -21,6 +21,14 @@ commands, runstop, the path ahead). Whoever has the base keeps it: a discrete ac
 ``cmd_vel_timeout_s`` plus one check for a non-zero velocity in effect to end and is refused (``busy``) if it does
 not, and velocity commands are ignored while a discrete action runs. Each change of what the velocity path does is
 logged once (a warning for a safety rule), not every message.
+
+The node is a lifecycle node (``rclpy.lifecycle``, as nav2's nodes are): *configure* takes the robot (stretch_body
+or the stand-in), checks it is homed and creates the subscriptions, the state publishers and the action server;
+*activate* accepts actions and velocity commands; *deactivate* pauses it: the running action is cancelled, the base
+stopped, velocity commands ignored and new actions refused (``inactive``), while the state is still published;
+*cleanup* stops the base and releases stretch_body. With ``autostart`` (the default) the node configures and
+activates itself at start-up, as before; ``goat-nav launch`` and the launch files set it false and let the
+lifecycle manager (:mod:`goat_ros.lifecycle_manager_node`) drive the transitions.
 """
 
 from __future__ import annotations
@@ -30,9 +38,9 @@ from typing import Any, Optional
 
 from geometry_msgs.msg import Twist
 from nav_msgs.msg import Odometry
-from rclpy.action import ActionServer, CancelResponse
+from rclpy.action import CancelResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.node import Node
+from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import CameraInfo, Image, JointState
 from tf2_msgs.msg import TFMessage
@@ -40,8 +48,9 @@ from tf2_msgs.msg import TFMessage
 from goat_core.types import DiscreteAction
 from goat_interfaces.action import ExecuteAction
 from goat_ros import topics
+from goat_ros.lifecycle import ManagedEntities, autostart
 from goat_ros.params import StretchDriverParams, declare
-from goat_stretch.body import RobotLike, RobotNotReadyError, base_pose
+from goat_stretch.body import RobotLike, base_pose
 from goat_stretch.bringup import executor_config, head_calibration, make_robot, shutdown_exceptions, velocity_config
 from goat_stretch.driver import DepthSnapshot, DiscreteActionExecutor, MonotonicClock
 from goat_stretch.driver_io import DepthCache, action_result, refusal, state_msgs
@@ -51,54 +60,126 @@ SENSOR_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 CMD_VEL = "/cmd_vel"  # Nav2's default output; stretch_ros2's driver listens on /stretch/cmd_vel (remap if needed)
 
 
-class StretchDriverNode(Node):
+class StretchDriverNode(LifecycleNode):
     def __init__(self, name: str = "stretch_driver", cli_args: Optional[list[str]] = None,
                  robot: Optional[RobotLike] = None) -> None:
+        """``robot``: a started robot to drive (tests); None makes one of ``robot_backend`` at *configure*."""
         super().__init__(name, cli_args=cli_args)
         self.params = declare(self, StretchDriverParams)
-        calibration = head_calibration(self.params)  # a bad file fails before the robot is taken
-        self._robot = robot if robot is not None else make_robot(self.params.robot_backend)
-        self._executor = DiscreteActionExecutor(self._robot, executor_config(self.params), MonotonicClock(),
-                                                calibration)
-        self._head = self._executor.head  # calibrated angles, as stretch_ros2 publishes them
-        try:
-            self._executor.check_ready()
-        except RobotNotReadyError as exc:
-            self.get_logger().error(f"refusing to start: {exc}")
-            self._robot.stop()
-            raise
+        self._calibration = head_calibration(self.params)  # a bad file fails before the robot is taken
+        self._given_robot = robot
+        self._robot: Any = None
+        self._executor: Any = None
+        self._head: Any = None
         self._depth = DepthCache(lambda: self.get_clock().now().nanoseconds)
         self._step = 0
-        sensors = ReentrantCallbackGroup()
-        self.create_subscription(Image, topics.DEPTH, self._depth.on_depth, SENSOR_QOS, callback_group=sensors)
-        self.create_subscription(CameraInfo, topics.CAMERA_INFO, self._depth.on_info, SENSOR_QOS,
-                                 callback_group=sensors)
-        if self.params.publish_state:
-            self._pub_odom = self.create_publisher(Odometry, topics.ODOM, SENSOR_QOS)
-            self._pub_joints = self.create_publisher(JointState, topics.JOINT_STATES, SENSOR_QOS)
-            self._pub_tf = self.create_publisher(TFMessage, topics.TF, SENSOR_QOS)
-            self.create_timer(1.0 / self.params.state_rate_hz, self._publish_state, callback_group=sensors)
-        self._server = ActionServer(self, ExecuteAction, topics.EXECUTE_ACTION, self._on_execute,
-                                    callback_group=ReentrantCallbackGroup(), cancel_callback=self._on_cancel)
         self._busy = threading.Lock()  # one action at a time; cancel requests may arrive while it runs
         self._wall_clock = MonotonicClock()  # the robot's time base for cmd_vel staleness (not sim time)
         self._velocity: Optional[VelocityController] = None
         self._velocity_log = VelocityLog()
+        self._entities = ManagedEntities(self)
+        self._active = False
+        self.start_error: Optional[BaseException] = None  # why the last configure failed
+        if self.params.autostart:
+            autostart(self)
+
+    # ----------------------------------------------------------------------------------------- lifecycle
+    def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self.start_error = None
+        try:
+            self._robot = self._given_robot if self._given_robot is not None else make_robot(self.params.robot_backend)
+            self._executor = DiscreteActionExecutor(self._robot, executor_config(self.params), MonotonicClock(),
+                                                    self._calibration)
+            self._head = self._executor.head  # calibrated angles, as stretch_ros2 publishes them
+            self._executor.check_ready()
+        except Exception as exc:  # rclpy would swallow it: log it, keep it for autostart
+            self.get_logger().error(f"refusing to start: {exc}")
+            if self._robot is not None:
+                self._robot.stop()
+            self._executor = self._head = None
+            self.start_error = exc
+            return TransitionCallbackReturn.FAILURE
+        sensors = ReentrantCallbackGroup()
+        made = self._entities
+        made.subscription(Image, topics.DEPTH, self._depth.on_depth, SENSOR_QOS, callback_group=sensors)
+        made.subscription(CameraInfo, topics.CAMERA_INFO, self._depth.on_info, SENSOR_QOS, callback_group=sensors)
+        if self.params.publish_state:
+            self._pub_odom = made.publisher(Odometry, topics.ODOM, SENSOR_QOS)
+            self._pub_joints = made.publisher(JointState, topics.JOINT_STATES, SENSOR_QOS)
+            self._pub_tf = made.publisher(TFMessage, topics.TF, SENSOR_QOS)
+            made.timer(1.0 / self.params.state_rate_hz, self._publish_state, callback_group=sensors)
+        made.action_server(ExecuteAction, topics.EXECUTE_ACTION, self._on_execute,
+                           callback_group=ReentrantCallbackGroup(), cancel_callback=self._on_cancel)
+        if self.params.accept_cmd_vel:
+            velocity_group = MutuallyExclusiveCallbackGroup()
+            made.subscription(Twist, CMD_VEL, self._on_cmd_vel, 1, callback_group=velocity_group)
+            made.timer(1.0 / self.params.cmd_vel_check_rate_hz, self._on_velocity_tick,
+                       callback_group=velocity_group)
+        self.get_logger().info(f"stretch_driver configured ({self.params.robot_backend})")
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
         serving = topics.EXECUTE_ACTION
         if self.params.accept_cmd_vel:
             self._velocity = VelocityController(self._executor, velocity_config(self.params))
-            velocity_group = MutuallyExclusiveCallbackGroup()
-            self.create_subscription(Twist, CMD_VEL, self._on_cmd_vel, 1, callback_group=velocity_group)
-            self.create_timer(1.0 / self.params.cmd_vel_check_rate_hz, self._on_velocity_tick,
-                              callback_group=velocity_group)
             serving += f" and {CMD_VEL}"
+        self._active = True
         self.get_logger().info(f"stretch_driver ready ({self.params.robot_backend}): serving {serving}")
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._pause()
+        self.get_logger().info("stretch_driver paused: actions refused, cmd_vel ignored, the base stopped")
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._release()
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._release()
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_error(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._release()
+        return TransitionCallbackReturn.SUCCESS
+
+    @property
+    def active(self) -> bool:
+        return self._active
+
+    def _pause(self) -> None:
+        """Refuse new actions, end the running one and the velocity path, stop the base."""
+        self._active = False
+        if self._executor is None:
+            return
+        self._executor.cancel()  # a running action stops and halts the base
+        with self._busy:  # until it has
+            if self._velocity is not None:
+                self._log_velocity(self._velocity.close())  # later cmd_vel messages are ignored
+                self._velocity = None
+            self._executor.stop_base()
+
+    def _release(self) -> None:
+        """Stop the base, drop what *configure* made and release stretch_body."""
+        configured = self._executor is not None
+        try:
+            if self._active:
+                self._pause()
+            self._entities.destroy_all()
+        finally:
+            self._executor = self._head = None
+            if configured:
+                self._robot.stop()  # the reference stays: the last robot, released
 
     def _fresh_depth(self) -> Optional[DepthSnapshot]:
         return self._depth.snapshot(self.params.max_depth_age_s, self._head.tilt_rad, self.params.camera_height_m)
 
     # ----------------------------------------------------------------------------------------- action
     def _on_execute(self, goal_handle: Any) -> ExecuteAction.Result:
+        if not self._active:
+            goal_handle.abort()
+            return refusal("inactive: the driver is paused (lifecycle state inactive); activate it first")
         try:
             action = DiscreteAction(int(goal_handle.request.action))
         except ValueError:
@@ -135,12 +216,14 @@ class StretchDriverNode(Node):
 
     # ----------------------------------------------------------------------------------------- velocity
     def _on_cmd_vel(self, msg: Twist) -> None:
-        assert self._velocity is not None
+        if self._velocity is None:  # not active
+            return
         outcome = self._velocity.command(msg.linear.x, msg.angular.z, self._wall_clock.now_s(), self._fresh_depth)
         self._log_velocity(outcome)
 
     def _on_velocity_tick(self) -> None:
-        assert self._velocity is not None
+        if self._velocity is None:  # not active
+            return
         outcome = self._velocity.tick(self._wall_clock.now_s(), self._fresh_depth)
         if outcome is not None:
             self._log_velocity(outcome)
@@ -166,13 +249,8 @@ class StretchDriverNode(Node):
         self._pub_tf.publish(tf)
 
     def close(self) -> None:
-        """Stop the base (velocity mode too) and release stretch_body (node shut-down)."""
-        try:
-            if self._velocity is not None:
-                self._log_velocity(self._velocity.close())  # later cmd_vel messages are ignored
-            self._executor.stop_base()
-        finally:
-            self._robot.stop()
+        """Stop the base (velocity mode too) and release stretch_body (node shut-down), in any lifecycle state."""
+        self._release()
 
 
 def main(args: Optional[list[str]] = None) -> None:

@@ -117,10 +117,20 @@ def run_progress(episodes: Sequence[GoatEpisode], num_records: int) -> dict[str,
     return {"planned_episodes": len(episodes), "planned_subtasks": planned, "complete": num_records >= planned}
 
 
+def episode_progress(planned_episodes: int, finished_episodes: int) -> dict[str, Any]:
+    """:func:`run_progress` of a run whose plan counts episodes only (FindingDory: an episode's tasks are known
+    once it ran): ``complete`` when every planned episode has finished."""
+    return {"planned_episodes": planned_episodes, "finished_episodes": finished_episodes,
+            "complete": finished_episodes >= planned_episodes}
+
+
 def partial_run_note(meta: Mapping[str, Any], num_records: int) -> Optional[str]:
     """One line saying a results file is partial (``complete`` false); None for a complete run, and for files
     written before runs recorded their progress (nothing to say either way)."""
     if meta.get("complete") is not False:
         return None
+    if "planned_subtasks" not in meta and "finished_episodes" in meta:  # episode_progress
+        return (f"PARTIAL RUN: {meta['finished_episodes']} of {meta.get('planned_episodes', '?')} planned episodes "
+                f"({num_records} records); the run did not finish")
     return (f"PARTIAL RUN: {num_records} of {meta.get('planned_subtasks', '?')} planned subtasks "
             f"({meta.get('planned_episodes', '?')} episodes planned); the run did not finish")
