@@ -22,6 +22,7 @@ from typing import Optional, Sequence
 from goat_core.errors import GoatError
 from goat_core.matching.cow import COW_RELEVANCE
 from goat_core.matching.selection import GOAL_MATCHERS, IMAGE_MATCHERS
+from goat_core.perception.detector_errors import PERCEPTION_ERROR_PRESETS
 from goat_core.perception.factory import PERCEPTION_BACKENDS
 from goat_nav.goal_cmd import add_goal_parser
 from goat_nav.parallel import add_parallel_args, parallel_config
@@ -71,6 +72,9 @@ def _add_perception_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--cow-relevance", choices=COW_RELEVANCE, default="owl",
                    help="CoW's relevance map: owl (OWL box scores) or clip_patches (default owl)")
     g.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N for the models (default cpu)")
+    g.add_argument("--perception-errors", choices=PERCEPTION_ERROR_PRESETS, default="off",
+                   help="ground truth through a detector error model (misses, confusions, phantoms, mask and id "
+                        "errors; docs/perception_errors.md), seeded by --seed (default off)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -168,6 +172,9 @@ def _check_bench_args(args: argparse.Namespace) -> None:
         raise GoatError("--perception/--matcher/--image-matcher other than the defaults and --keyframes run with "
                         "the in-process GOAT suite only (goat-nav bench without --ros or --suite; --perception "
                         "also with --suite findingdory, for its memory) for now")
+    if args.perception_errors != "off" and (args.suite != "goat" or args.ros or args.perception != "ground_truth"):
+        raise GoatError("--perception-errors models a detector over ground truth in the in-process GOAT suite "
+                        "(goat-nav bench without --ros, --suite or --perception)")
     if args.live is not None and (args.suite != "goat" or args.ros):
         raise GoatError("--live serves the in-process GOAT suite (goat-nav bench without --ros or --suite); "
                         "for a ROS graph run 'goat-nav view' next to it")
