@@ -16,6 +16,8 @@ from goat_core.agent import AgentConfig
 from goat_core.bench.episodes import GoatDataset, GoatEpisode, load_goat_dataset, save_goat_dataset
 from goat_core.bench.results import Summary, summarise
 from goat_core.errors import ConfigError
+from goat_core.mapping.evidence import EvidenceConfig
+from goat_core.mapping.instance_memory import InstanceMemoryConfig
 from goat_core.mapping.keyframes import KeyframeConfig
 from goat_core.matching.cow import CowConfig
 from goat_core.matching.lexicon import lexicon_in_use
@@ -105,8 +107,13 @@ def format_summary(summary: Summary) -> str:
 
 
 def agent_config_from_args(args: argparse.Namespace, run_config: RunConfig) -> AgentConfig:
-    """The agent's settings of the ``goat-nav bench`` flags: the memory ablation and keyframe evidence."""
-    return AgentConfig(use_memory=run_config.use_memory,
+    """The agent's settings of the ``goat-nav bench`` flags: the memory ablation, keyframe evidence and the
+    instance memory's evidence over views (``--evidence auto``: on exactly when ``--perception-errors`` is)."""
+    evidence = getattr(args, "evidence", "auto")
+    errors_on = getattr(args, "perception_errors", "off") != "off"
+    memory = InstanceMemoryConfig(evidence=EvidenceConfig(enabled=evidence == "on" or (evidence == "auto"
+                                                                                     and errors_on)))
+    return AgentConfig(use_memory=run_config.use_memory, memory=memory,
                        keyframes=KeyframeConfig(enabled=bool(getattr(args, "keyframes", False))))
 
 
