@@ -95,9 +95,10 @@ ERROR_PRESETS: dict[str, DetectorErrorConfig] = {
         miss_hidden=0.2, confusion=0.03, phantoms_per_frame=0.05, mask_error=0.1, mask_error_max_px=2,
         id_split=0.005, id_merge=0.02, score_true=0.8, score_false=0.45),
     "detic-like": DetectorErrorConfig(
-        miss_base=0.10, miss_small=0.6, miss_small_pixels=1500.0, miss_far_per_m=0.15, miss_far_from_m=3.0,
-        miss_hidden=0.4, confusion=0.12, confusion_sticky_fraction=0.1, confusion_sticky=0.5,
-        phantoms_per_frame=0.3, mask_error=0.3, mask_error_max_px=4, id_split=0.02, id_merge=0.1),
+        miss_base=0.16, miss_small=0.72, miss_small_pixels=2400.0, miss_far_per_m=0.21, miss_far_from_m=2.7,
+        miss_hidden=0.52, confusion=0.2, confusion_sticky_fraction=0.16, confusion_sticky=0.62,
+        phantoms_per_frame=0.6, mask_error=0.42, mask_error_max_px=5, id_split=0.038, id_merge=0.16,
+        score_true=0.72, score_false=0.53),
     "harsh": DetectorErrorConfig(
         miss_base=0.2, miss_small=0.8, miss_small_pixels=3000.0, miss_far_per_m=0.25, miss_far_from_m=2.5,
         miss_hidden=0.6, confusion=0.25, confusion_sticky_fraction=0.2, confusion_sticky=0.7,
