@@ -57,3 +57,16 @@ def test_bench_with_perception_errors_records_the_preset_and_turns_evidence_on(t
     assert meta["perception_errors"]["phantoms_per_frame"] > 0
     assert meta["stack"].startswith("perception=ground_truth+errors:detic-like")
     assert meta["agent_config"]["memory"]["evidence"]["enabled"] is True
+
+
+def test_default_bench_has_no_perception_errors_and_no_evidence() -> None:
+    from goat_core.agent import AgentConfig
+    from goat_nav.bench_cmd import agent_config_from_args, run_config_from_args, stack_config
+    from goat_nav.cli import build_parser
+
+    args = build_parser().parse_args(["bench"])
+    assert stack_config(args).perception.errors == "off"
+    assert agent_config_from_args(args, run_config_from_args(args)).memory == AgentConfig().memory
+    on = build_parser().parse_args(["bench", "--perception-errors", "harsh", "--evidence", "off"])
+    assert not agent_config_from_args(on, run_config_from_args(on)).memory.evidence.enabled
+    assert stack_config(on).perception.errors == "harsh" and stack_config(on).perception.errors_seed == 1000
