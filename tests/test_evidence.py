@@ -108,3 +108,15 @@ def test_bad_evidence_config_names_the_value() -> None:
         EvidenceConfig(min_detections=0)
     with pytest.raises(ValueError, match="visible_fraction"):
         EvidenceConfig(visible_fraction=1.5)
+
+
+def test_a_mask_that_bleeds_onto_the_wall_is_not_smeared_there() -> None:
+    mask = np.zeros((K.height, K.width), bool)
+    v0, v1, u0, u1 = BOX
+    mask[v0 - 4:v1 + 4, u0 - 4:u1 + 4] = True  # dilated by 4 px: a rim on the wall 1 m behind the object
+    bled = Detection(instance_key=5, category="chair", mask=mask, score=0.9)
+    for evidence, farthest_m in ((True, 2.0), (False, 3.0)):
+        memory = InstanceMemory(InstanceMemoryConfig(evidence=EvidenceConfig(enabled=evidence)))
+        memory.update([bled], _obs(0), True)
+        x_m = memory.candidates[0].points_xyz_m[:, 0]
+        assert x_m.max() == pytest.approx(farthest_m, abs=0.1)  # the object's face is 2 m ahead, the wall 3 m

@@ -42,6 +42,9 @@ class EvidenceConfig:
     # Detectors without persistent ids: a detection named otherwise joins an instance sharing this much of its
     # voxels (a confusion is a vote, not a new object).
     other_name_overlap_ratio: float = 0.5
+    # Mask pixels farther than this from the mask's median depth are not placed in the map (a mask that bleeds
+    # onto the wall behind would smear the object there); 0 keeps every pixel.
+    mask_depth_band_m: float = 0.6
 
     def __post_init__(self) -> None:
         for name in ("min_detections", "forget_after_unseen"):
@@ -50,6 +53,8 @@ class EvidenceConfig:
         for name in ("min_confidence", "visible_fraction", "other_name_overlap_ratio"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"EvidenceConfig.{name} must be in [0, 1], got {getattr(self, name)!r}")
+        if self.mask_depth_band_m < 0.0:
+            raise ValueError(f"EvidenceConfig.mask_depth_band_m must be >= 0, got {self.mask_depth_band_m!r}")
         for name in ("min_expected_pixels", "surface_tolerance_m", "max_depth_m"):
             if not getattr(self, name) > 0.0:
                 raise ValueError(f"EvidenceConfig.{name} must be positive, got {getattr(self, name)!r}")

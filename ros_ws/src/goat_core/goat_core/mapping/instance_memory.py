@@ -147,8 +147,16 @@ class InstanceMemory:
         rows, cols = rows * s, cols * s
         if rows.shape[0] < self.config.min_points:  # small object: use every pixel
             rows, cols = np.nonzero(det.mask)
-        return pixels_to_episode(obs.depth_m, rows, cols, obs.intrinsics, obs.pose, obs.camera_height_m,
-                                 obs.camera_tilt_rad, self.config.max_depth_m)
+        pts = pixels_to_episode(obs.depth_m, rows, cols, obs.intrinsics, obs.pose, obs.camera_height_m,
+                                obs.camera_tilt_rad, self.config.max_depth_m)
+        band_m = self.config.evidence.mask_depth_band_m
+        if not self.config.evidence.enabled or band_m <= 0.0 or pts.depth_m.shape[0] == 0:
+            return pts
+        # A detector's mask bleeds past the object onto what is behind it (or in front): keep the pixels at the
+        # depth of most of the mask, so the object's points are not smeared onto the wall behind.
+        keep = np.abs(pts.depth_m - float(np.median(pts.depth_m))) <= band_m
+        return PixelPoints(points_xyz_m=pts.points_xyz_m[keep], rows=pts.rows[keep], cols=pts.cols[keep],
+                           depth_m=pts.depth_m[keep])
 
     def _associate(self, det: Detection, points: np.ndarray, persistent_keys: bool) -> Optional[int]:
         if persistent_keys:
