@@ -20,6 +20,7 @@ from goat_core.matching.cow import CowConfig
 from goat_core.matching.lexicon import lexicon_in_use
 from goat_core.matching.matcher import MatcherConfig
 from goat_core.matching.selection import StackConfig
+from goat_core.perception.detector_errors import describe_errors
 from goat_core.perception.factory import PerceptionConfig
 from goat_core.perception.model_folder import check_model_folder
 from goat_nav.episode_worker import GoatWorkerFactory, ProceduralEpisodes
@@ -110,7 +111,9 @@ def format_summary(summary: Summary) -> str:
 def stack_config(args: argparse.Namespace) -> StackConfig:
     """Perception backend and goal matcher from the command line (defaults: ground truth, structured)."""
     perception = PerceptionConfig(backend=getattr(args, "perception", "ground_truth"),
-                                  model_dir=getattr(args, "model_dir", None), device=getattr(args, "device", "cpu"))
+                                  model_dir=getattr(args, "model_dir", None), device=getattr(args, "device", "cpu"),
+                                  errors=getattr(args, "perception_errors", "off"),
+                                  errors_seed=int(getattr(args, "seed", 0) or 0))
     stack = StackConfig(perception=perception, matcher=getattr(args, "matcher", "structured"),
                         image_matcher=getattr(args, "image_matcher", "sift"),
                         clip_model_dir=getattr(args, "clip_model_dir", None),
@@ -142,7 +145,8 @@ def prepare_run(args: argparse.Namespace, runner: str, pool: Optional[WorkerPool
                             "run_config": dataclasses.asdict(run_config),
                             "agent_config": dataclasses.asdict(agent_config),
                             "perception": stack.perception.backend, "stack": stack.describe(), "runner": runner,
-                            "lexicon": lexicon_in_use()}
+                            "lexicon": lexicon_in_use(),
+                            "perception_errors": describe_errors(stack.perception.errors, stack.perception.errors_seed)}
     return episodes, run_config, meta
 
 

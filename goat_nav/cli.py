@@ -23,6 +23,7 @@ from typing import Optional, Sequence
 from goat_core.errors import GoatError
 from goat_core.matching.cow import COW_RELEVANCE
 from goat_core.matching.selection import GOAL_MATCHERS, IMAGE_MATCHERS
+from goat_core.perception.detector_errors import PERCEPTION_ERROR_PRESETS
 from goat_core.perception.factory import PERCEPTION_BACKENDS
 from goat_nav.agents import AGENTS
 from goat_nav.goal_cmd import add_goal_parser
@@ -74,6 +75,13 @@ def _add_perception_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--cow-relevance", choices=COW_RELEVANCE, default="owl",
                    help="CoW's relevance map: owl (OWL box scores) or clip_patches (default owl)")
     g.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N for the models (default cpu)")
+    g.add_argument("--perception-errors", choices=PERCEPTION_ERROR_PRESETS, default="off",
+                   help="ground truth through a detector error model (misses, confusions, phantoms, mask and id "
+                        "errors; docs/perception_errors.md), seeded by --seed (default off)")
+    g.add_argument("--evidence", choices=("auto", "on", "off"), default="auto",
+                   help="the instance memory trusts an object after repeated detections, names it by its votes and "
+                        "forgets what views should show and do not (docs/perception_errors.md); auto: on exactly "
+                        "when --perception-errors is (default auto)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -188,6 +196,12 @@ def _check_bench_args(args: argparse.Namespace) -> None:
     if args.agent_config is not None and args.suite == "findingdory":
         raise GoatError("--agent-config sets the GOAT agent, which --suite findingdory does not run (its navigator "
                         "has settings of its own)")
+    if args.perception_errors != "off" and (args.suite != "goat" or args.ros or args.perception != "ground_truth"):
+        raise GoatError("--perception-errors models a detector over ground truth in the in-process GOAT suite "
+                        "(goat-nav bench without --ros, --suite or --perception)")
+    if args.evidence == "on" and (args.suite != "goat" or args.ros):
+        raise GoatError("--evidence on configures the in-process GOAT agent (goat-nav bench without --ros or "
+                        "--suite)")
     if args.live is not None and (args.suite != "goat" or args.ros):
         raise GoatError("--live serves the in-process GOAT suite (goat-nav bench without --ros or --suite); "
                         "for a ROS graph run 'goat-nav view' next to it")

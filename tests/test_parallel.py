@@ -223,7 +223,7 @@ def _run_with_killer(episodes_file: Path, out: Path, cluster: Any, deaths: int, 
     sink = GoatResults(out, "goat", meta, lambda _episode, record: record, None)
     markers = tmp_path / "markers"
     markers.mkdir()
-    inner = GoatWorkerFactory(run_config, agent_config_from_args(args, run_config), MatcherConfig())
+    inner = GoatWorkerFactory(run_config, agent_config_from_args(args), MatcherConfig())
     workers = KillingWorkers(inner, units[1].key, str(markers), deaths)
     stats = run_units(units, workers, sink, ParallelConfig(workers=2, ray_address=cluster.address), quiet=True)
     assert len(list(markers.iterdir())) == deaths  # the worker really died that often

@@ -85,6 +85,14 @@ def agent_config_from_args(args: argparse.Namespace) -> AgentConfig:
     config = load_agent_config(path) if path is not None else AgentConfig()
     if getattr(args, "no_memory", False):
         config = dataclasses.replace(config, use_memory=False)
+    # --evidence auto: the instance memory's evidence over views is on exactly when --perception-errors is
+    evidence = getattr(args, "evidence", "auto")
+    errors_on = getattr(args, "perception_errors", "off") != "off"
+    if evidence != "auto" or errors_on:
+        enabled = evidence == "on" or (evidence == "auto" and errors_on)
+        memory = dataclasses.replace(config.memory, evidence=dataclasses.replace(config.memory.evidence,
+                                                                                 enabled=enabled))
+        config = dataclasses.replace(config, memory=memory)
     return config
 
 

@@ -109,6 +109,9 @@ class EvaluatorParams:
 @dataclass(frozen=True)
 class PerceptionParams:
     publish_overlay: bool = _p(True, "publish /goat/detection_image, the frame with detection boxes drawn on it")
+    perception_errors: str = _p("off", "ground truth through a detector error model: off, mild, detic-like or "
+                                       "harsh (docs/perception_errors.md)")
+    perception_errors_seed: int = _p(0, "seed of the detector error model's draws")
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""The perception node: per-frame detections of the ground-truth backend, and an overlay image for rviz.
+"""The perception node: per-frame detections of the ground-truth backend (optionally through the detector error
+model, parameter ``perception_errors``), and an overlay image for rviz.
 
 The controller runs the same backend inside the agent (see controller_node.py); this node publishes what it
 detects for monitoring and for consumers outside the agent: ``/goat/detections`` and ``/goat/detection_image``.
@@ -15,7 +16,7 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
 
-from goat_core.perception.gt import GroundTruthPerception
+from goat_core.perception.factory import PerceptionConfig, build_perception
 from goat_core.types import CameraIntrinsics, Observation, Pose2D
 from goat_core.vocabulary import OBJECT_LABELS
 from goat_interfaces.msg import Detection, Detections, InstanceLabels
@@ -30,7 +31,11 @@ class PerceptionNode(Node):
     def __init__(self, name: str = "perception", cli_args: Optional[list[str]] = None) -> None:
         super().__init__(name, cli_args=cli_args)
         self.params = declare(self, PerceptionParams)
-        self._backend = GroundTruthPerception(labels=list(OBJECT_LABELS))
+        p = self.params
+        self._backend = build_perception(PerceptionConfig(errors=p.perception_errors,
+                                                          errors_seed=p.perception_errors_seed),
+                                         list(OBJECT_LABELS))
+        self._frames = 0  # frames seen: the error model's draws and tracker follow it as they follow the step
         self._parts: dict[int, dict[str, Any]] = {}
         self._pub = self.create_publisher(Detections, topics.DETECTIONS, RELIABLE)
         self._pub_overlay = self.create_publisher(Image, topics.DETECTION_IMAGE, RELIABLE)
@@ -54,10 +59,11 @@ class PerceptionNode(Node):
         h, w = rgb.shape[:2]
         obs = Observation(rgb=rgb, depth_m=np.zeros((h, w), np.float32), pose=Pose2D(0.0, 0.0, 0.0),
                           camera_tilt_rad=0.0, camera_height_m=0.0,
-                          intrinsics=CameraIntrinsics.from_hfov(w, h, 1.0),
+                          intrinsics=CameraIntrinsics.from_hfov(w, h, 1.0), step=self._frames,
                           segmentation=cv.image_to_segmentation(parts["segmentation"]),
                           instance_categories=cv.msg_to_labels(parts["labels"]))
         detections = self._backend.detect(obs)
+        self._frames += 1
         msg = Detections(header=parts["rgb"].header)
         for det in detections:
             u0, v0, u1, v1 = det.bbox_xyxy

@@ -13,13 +13,14 @@ Association of a detection to a remembered instance:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Container, Optional, Sequence
 
 import numpy as np
 
 from goat_core.errors import InvalidObservationError
 from goat_core.geometry import PixelPoints, pixels_to_episode, voxel_downsample, voxel_keys
+from goat_core.mapping.evidence import EvidenceConfig, InstanceEvidence, should_be_detected
 from goat_core.types import Detection, Instance, InstanceView, Observation, Pose2D
 
 
@@ -38,6 +39,8 @@ class InstanceMemoryConfig:
     merge_voxel_m: float = 0.1  # voxel side of the overlap test (detector backends)
     merge_overlap_ratio: float = 0.2
     merge_centroid_distance_m: float = 0.5
+    # Evidence over views (goat_core.mapping.evidence): off, every detection is believed at once (ground truth).
+    evidence: EvidenceConfig = field(default_factory=EvidenceConfig)
 
     def __post_init__(self) -> None:
         for name in ("voxel_m", "max_depth_m", "merge_voxel_m", "merge_centroid_distance_m"):
@@ -56,11 +59,17 @@ class InstanceMemoryConfig:
 
 
 class InstanceMemory:
-    """Instances keyed by a memory id (0, 1, 2, ... in order of first sight)."""
+    """Instances keyed by a memory id (0, 1, 2, ... in order of first sight).
+
+    ``instances`` holds what the agent may use. With evidence on (``config.evidence``) it is the trusted subset
+    of every instance kept (``candidates``), each named by its category votes; without, the two are one dict.
+    """
 
     def __init__(self, config: InstanceMemoryConfig) -> None:
         self.config = config
-        self.instances: dict[int, Instance] = {}
+        self.candidates: dict[int, Instance] = {}
+        self.instances: dict[int, Instance] = self.candidates if not config.evidence.enabled else {}
+        self.evidence: dict[int, InstanceEvidence] = {}
         self._key_to_id: dict[int, int] = {}
         self._colour_weight: dict[int, int] = {}  # pixels averaged into mean_rgb so far
         self._next_id = 0
@@ -73,7 +82,9 @@ class InstanceMemory:
         self.last_labelled = []
         self._last_boxes = []
         self._last_obs = None
+        self.candidates.clear()
         self.instances.clear()
+        self.evidence.clear()
         self._key_to_id.clear()
         self._colour_weight.clear()
         self._next_id = 0
@@ -100,13 +111,17 @@ class InstanceMemory:
                 if persistent_keys:
                     self._key_to_id[det.instance_key] = mem_id
             else:
-                self._merge(self.instances[mem_id], points, obs.step)
-            inst = self.instances[mem_id]
+                self._merge(self.candidates[mem_id], points, obs.step)
+            inst = self.candidates[mem_id]
             self._update_colour(inst, obs.rgb[pts.rows, pts.cols])
             self._offer_view(inst, det, obs)
+            if self.config.evidence.enabled:
+                self.evidence.setdefault(mem_id, InstanceEvidence()).add(det.category, det.score)
             touched.append(mem_id)
             labelled.append((det.mask, mem_id))
             boxes.append(det.bbox_xyxy)
+        if self.config.evidence.enabled:
+            touched, labelled, boxes = self._weigh_evidence(obs, touched, labelled, boxes)
         self.last_labelled = labelled
         self._last_boxes = boxes
         self._last_obs = obs
@@ -132,8 +147,16 @@ class InstanceMemory:
         rows, cols = rows * s, cols * s
         if rows.shape[0] < self.config.min_points:  # small object: use every pixel
             rows, cols = np.nonzero(det.mask)
-        return pixels_to_episode(obs.depth_m, rows, cols, obs.intrinsics, obs.pose, obs.camera_height_m,
-                                 obs.camera_tilt_rad, self.config.max_depth_m)
+        pts = pixels_to_episode(obs.depth_m, rows, cols, obs.intrinsics, obs.pose, obs.camera_height_m,
+                                obs.camera_tilt_rad, self.config.max_depth_m)
+        band_m = self.config.evidence.mask_depth_band_m
+        if not self.config.evidence.enabled or band_m <= 0.0 or pts.depth_m.shape[0] == 0:
+            return pts
+        # A detector's mask bleeds past the object onto what is behind it (or in front): keep the pixels at the
+        # depth of most of the mask, so the object's points are not smeared onto the wall behind.
+        keep = np.abs(pts.depth_m - float(np.median(pts.depth_m))) <= band_m
+        return PixelPoints(points_xyz_m=pts.points_xyz_m[keep], rows=pts.rows[keep], cols=pts.cols[keep],
+                           depth_m=pts.depth_m[keep])
 
     def _associate(self, det: Detection, points: np.ndarray, persistent_keys: bool) -> Optional[int]:
         if persistent_keys:
@@ -143,10 +166,14 @@ class InstanceMemory:
         centroid = points.mean(axis=0)
         best_overlap: tuple[float, int] | None = None
         best_near: tuple[float, int] | None = None
-        for mem_id, inst in self.instances.items():
-            if inst.category != det.category:
-                continue
+        for mem_id, inst in self.candidates.items():
             overlap = float(np.isin(new_keys, voxel_keys(inst.points_xyz_m, cfg.merge_voxel_m)).mean())
+            if inst.category != det.category and det.category not in self._votes_of(mem_id):
+                # With evidence, a look-alike's name on the same surface is one more vote for this instance.
+                if cfg.evidence.enabled and overlap >= cfg.evidence.other_name_overlap_ratio and (
+                        best_overlap is None or overlap > best_overlap[0]):
+                    best_overlap = (overlap, mem_id)
+                continue
             if overlap >= cfg.merge_overlap_ratio and (best_overlap is None or overlap > best_overlap[0]):
                 best_overlap = (overlap, mem_id)
             dist = float(np.linalg.norm(inst.centroid_m - centroid))
@@ -159,11 +186,44 @@ class InstanceMemory:
     def _create(self, det: Detection, points: np.ndarray, step: int) -> int:
         mem_id = self._next_id
         self._next_id += 1
-        self.instances[mem_id] = Instance(instance_id=mem_id, category=det.category,
+        self.candidates[mem_id] = Instance(instance_id=mem_id, category=det.category,
                                           points_xyz_m=self._cap(points), num_observations=1,
                                           first_seen_step=step, last_seen_step=step)
         self._colour_weight[mem_id] = 0
         return mem_id
+
+    def _votes_of(self, mem_id: int) -> dict[str, float]:
+        found = self.evidence.get(mem_id)
+        return found.votes if found is not None else {}
+
+    def _weigh_evidence(self, obs: Observation, touched: list[int], labelled: list[tuple[np.ndarray, int]],
+                        boxes: list[tuple[int, int, int, int]],
+                        ) -> tuple[list[int], list[tuple[np.ndarray, int]], list[tuple[int, int, int, int]]]:
+        """Name each instance by its votes, forget those that views should have shown and did not, keep the
+        trusted ones in ``instances``; returns this frame's detections of trusted instances only."""
+        cfg = self.config.evidence
+        seen = set(touched)
+        for mem_id in list(self.candidates):
+            ev = self.evidence[mem_id]
+            inst = self.candidates[mem_id]
+            inst.category = ev.category()
+            if mem_id in seen or not should_be_detected(inst, obs, cfg, self.config.voxel_m):
+                continue
+            ev.unseen_in_a_row += 1
+            if ev.unseen_in_a_row >= cfg.forget_after_unseen:
+                self._forget(mem_id)
+        trusted = {k: v for k, v in self.candidates.items() if self.evidence[k].trusted(cfg)}
+        self.instances.clear()
+        self.instances.update(trusted)
+        keep = [i for i, mem_id in enumerate(touched) if mem_id in trusted]
+        return [touched[i] for i in keep], [labelled[i] for i in keep], [boxes[i] for i in keep]
+
+    def _forget(self, mem_id: int) -> None:
+        del self.candidates[mem_id]
+        del self.evidence[mem_id]
+        self._colour_weight.pop(mem_id, None)
+        for key in [k for k, v in self._key_to_id.items() if v == mem_id]:
+            del self._key_to_id[key]
 
     def _merge(self, inst: Instance, points: np.ndarray, step: int) -> None:
         merged = voxel_downsample(np.concatenate([inst.points_xyz_m, points]), self.config.voxel_m)

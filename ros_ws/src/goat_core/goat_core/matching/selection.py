@@ -60,6 +60,8 @@ class StackConfig:
     def describe(self) -> str:
         """A one-line summary for logs and result files."""
         text = f"perception={self.perception.backend} matcher={self.matcher}"
+        if self.perception.errors != "off":
+            text = f"perception={self.perception.backend}+errors:{self.perception.errors} matcher={self.matcher}"
         return text if self.matcher == "cow" else f"{text} image_matcher={self.image_matcher}"
 
 
