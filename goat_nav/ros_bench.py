@@ -34,7 +34,7 @@ def graph_overrides(episodes_file: Path, run_config: RunConfig,
     """The parameter overrides that make the bench bringup run ``run_config`` (and record, given ``recorder``)."""
     overrides: dict[str, dict[str, Any]] = {
         "episode_player": {"episodes_file": str(episodes_file),
-                           "max_actions_per_subtask": run_config.max_actions_per_subtask, "start_delay_s": 0.2,
+                           "max_actions_per_subtask": run_config.subtask_cap(), "start_delay_s": 0.2,
                            "image_goal_category": run_config.image_goal_category},
         "evaluator": {"episodes_file": str(episodes_file), "success_metric": run_config.success_metric,
                       "success_distance_m": run_config.success_distance_m},

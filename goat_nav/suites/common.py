@@ -34,6 +34,7 @@ from goat_nav.episode_worker import (
     lost_episode_records,
 )
 from goat_nav.parallel import WORKER_LOST, RunStats, UnitResult, WorkerPool, WorkUnit
+from goat_nav.protocol_meta import protocol_meta, protocol_sim_config
 from goat_nav.record import RunRecorder, check_bag_path
 from goat_nav.report import (
     TRAJECTORIES_META_KEY,
@@ -72,13 +73,14 @@ def check_suite_args(args: argparse.Namespace) -> None:
 
 def load_episodes(args: argparse.Namespace) -> Sequence[GoatEpisode]:
     """The first ``--episodes`` episodes of ``--episodes-file`` (a GOAT-Bench style file keeps the extras)."""
-    episodes = load_goat_dataset(args.episodes_file).episodes
+    episodes = load_goat_dataset(args.episodes_file, max_description_words=None).episodes  # not GOAT-Bench's
     return episodes[: args.episodes] if args.episodes else episodes
 
 
 def base_meta(args: argparse.Namespace, run_config: RunConfig, source: str) -> dict[str, Any]:
     """The results' meta block shared with ``goat-nav bench`` (the suite adds its own entry)."""
     return {"suite": args.suite, "source": source, "seed": args.seed,
+            **protocol_meta(args.suite, run_config, protocol_sim_config(args.suite)),
             "run_config": dataclasses.asdict(run_config),
             "agent_config": dataclasses.asdict(AgentConfig(use_memory=run_config.use_memory)),
             "perception": "ground_truth", "runner": "in_process", "lexicon": lexicon_in_use()}
@@ -195,6 +197,8 @@ def run_episodes(args: argparse.Namespace, episodes: Sequence[GoatEpisode], pool
 def finish(args: argparse.Namespace, run: SuiteRun, meta: dict[str, Any], table: str, started: float,
            what: str) -> int:
     """Print the table and where the files went; write the report."""
+    if "protocol" in meta:
+        print(f"protocol: {meta['protocol']}")
     print(table)
     summary = summarise(run.records)
     if summary.stop_reasons:

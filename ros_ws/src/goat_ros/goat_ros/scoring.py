@@ -83,7 +83,7 @@ class SubtaskScorer:
         for prev, cur in zip(world[:-1], world[1:], strict=True):
             path_length_m += float(np.linalg.norm(cur - prev))
         distance_m = region.distance_m(world[-1])
-        success = stop_reason == "stop" and distance_m <= self._run_config.success_distance_m
+        success = self._run_config.success_rule().is_success(stop_reason == "stop", distance_m)
         decision = decision if stop_reason == "stop" else None
         failure = failure_of_subtask(success, stop_reason, decision, start[:2], yaw0,
                                      [g.object_id for g in goals_for_task(episode, task)], self._objects)

@@ -1,0 +1,83 @@
+"""Which official protocol a suite runs under, and how a run deviates from it (for the table, meta and report).
+
+The protocols themselves are data in ``goat_core.bench.protocols``; this module compares a run's settings with
+them. Where our suite does not yet implement a part of its official rule, the deviation is listed here in
+words, so the run says ``protocol: custom (...)`` until it does (docs/protocols.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from goat_core.bench.protocols import FINDINGDORY, GOAT_BENCH, LANGMAP, PASTURE_COW, Protocol, protocol_label
+from goat_core.errors import ConfigError
+from goat_nav.runner import RunConfig, embodiment_deviations
+from sim_bridge.embedded.sim import SimConfig
+
+SUITE_PROTOCOLS: dict[str, Protocol] = {"goat": GOAT_BENCH, "langmap": LANGMAP, "pasture": PASTURE_COW,
+                                        "findingdory": FINDINGDORY}
+EMBODIMENTS = ("official", "stretch")
+
+# Parts of the official rules these suites do not implement yet (issue 28): each one makes the run custom.
+NOT_YET_OFFICIAL: dict[str, tuple[str, ...]] = {
+    "langmap": ("STOP required (official: the subgoal's end is scored)",
+                "room/region goals scored against one object (official: all target_object_ids)",
+                "SeqSR credits partial sequences; no task-id blacklist"),
+    "pasture": ("success = STOP within 0.25 m of a view point (official: stopped with the target visible "
+                "within 1.0 m)",),
+    "findingdory": ("one success distance for objects and receptacles (official: 2.0 m pi/4 objects, 0.1 m "
+                    "pi/2 receptacles)", "HL-SPL to the frame's pose (official: the target's view points)"),
+}
+
+
+def suite_protocol(suite: str) -> Protocol:
+    try:
+        return SUITE_PROTOCOLS[suite]
+    except KeyError:
+        raise ConfigError(f"no protocol for suite {suite!r}; known: {sorted(SUITE_PROTOCOLS)}") from None
+
+
+def protocol_sim_config(suite: str, embodiment: str = "official") -> SimConfig:
+    """The simulator settings of ``suite`` under ``embodiment``.
+
+    ``official``: GOAT's camera and motion come from its protocol; the other suites keep the Stretch camera for
+    now (their official cameras are listed as deviations) with the protocol's sliding. ``stretch``: the robot's
+    own camera (GOAT-Bench's Stretch) and sliding along walls as habitat-sim's default does.
+    """
+    if embodiment not in EMBODIMENTS:
+        raise ConfigError(f"embodiment must be one of {EMBODIMENTS}, got {embodiment!r}")
+    protocol = suite_protocol(suite)
+    if embodiment == "stretch":
+        return SimConfig(allow_sliding=True)
+    if suite == "goat":
+        e = protocol.embodiment
+        assert e.camera_height_m is not None
+        return SimConfig(width_px=e.width_px, height_px=e.height_px, hfov_deg=e.hfov_deg,
+                         camera_height_m=e.camera_height_m, allow_sliding=e.allow_sliding)
+    return SimConfig(allow_sliding=protocol.embodiment.allow_sliding)
+
+
+def run_deviations(suite: str, run_config: RunConfig, sim_config: SimConfig) -> tuple[str, ...]:
+    """Every way this run differs from the suite's official protocol (empty: an official run)."""
+    if suite == "goat":
+        return run_config.protocol_deviations(sim_config)
+    protocol = suite_protocol(suite)
+    out = []
+    if run_config.budget() != protocol.budget:
+        out.append(f"budget {run_config.budget().describe()} (official {protocol.budget.describe()})")
+    out.extend(embodiment_deviations(protocol.embodiment, sim_config))
+    out.extend(NOT_YET_OFFICIAL.get(suite, ()))
+    return tuple(out)
+
+
+def protocol_meta(suite: str, run_config: RunConfig, sim_config: SimConfig) -> dict[str, Any]:
+    """The results' meta entries naming the protocol: its label (``custom (...)`` when anything deviates), the
+    official protocol, the deviations, the budget and sliding."""
+    protocol = suite_protocol(suite)
+    deviations = run_deviations(suite, run_config, sim_config)
+    return {"protocol": protocol_label(protocol, deviations),
+            "official_protocol": protocol.to_json(),
+            "protocol_deviations": list(deviations),
+            "budget": {"max_actions_per_episode": run_config.max_actions_per_episode,
+                       "max_actions_per_subtask": run_config.max_actions_per_subtask},
+            "sliding": sim_config.allow_sliding}
