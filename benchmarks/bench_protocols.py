@@ -40,6 +40,9 @@ def _run(episodes: list, run_config: RunConfig, sim_config: SimConfig,
         for episode in episodes:
             recs, _ = runner.run_episode(episode)
             records.extend(recs)
+            print(f"  {episode.episode_id}: {sum(r.success for r in recs)}/{len(recs)} succeeded, "
+                  f"{sum(r.num_actions for r in recs)} actions, ended {[r.stop_reason for r in recs]}, "
+                  f"{time.monotonic() - started:.0f} s", flush=True)
     return records, time.monotonic() - started
 
 
@@ -59,7 +62,9 @@ def main() -> int:
     args = parser.parse_args()
     episodes = list(generate_dataset(args.episodes, args.seed, HomeConfig(), EpisodeGenConfig()).episodes)
     embedder = SentenceEmbedder()
+    print("old protocol:", flush=True)
     old, old_s = _run(episodes, OLD_RUN, OLD_SIM, embedder)
+    print("official protocol:", flush=True)
     official, official_s = _run(episodes, RunConfig(), protocol_sim_config("goat"), embedder)
     result = {
         "seed": args.seed, "episodes": args.episodes,

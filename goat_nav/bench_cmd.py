@@ -14,6 +14,7 @@ from tqdm import tqdm
 
 from goat_core.agent import AgentConfig
 from goat_core.bench.episodes import GoatDataset, GoatEpisode, load_goat_dataset, save_goat_dataset
+from goat_core.bench.protocols import LANGMAP, PASTURE_COW
 from goat_core.bench.results import Summary, summarise
 from goat_core.errors import ConfigError
 from goat_core.mapping.keyframes import KeyframeConfig
@@ -78,7 +79,16 @@ def run_config_from_args(args: argparse.Namespace) -> RunConfig:
                                  "goal_image_noise": bool(getattr(args, "image_noise", False)),
                                  "goal_paraphrase": bool(getattr(args, "paraphrase", False)),
                                  "image_goal_category": not getattr(args, "image_without_category", False)}
-    if args.suite != "goat":
+    if args.suite == "langmap":  # LangMap's protocol: 500 per subgoal, <= 0.25 m where the subgoal ends
+        success = LANGMAP.success
+        overrides.update(max_actions_per_episode=None, max_actions_per_subtask=LANGMAP.budget.max_actions_per_subtask,
+                         success_comparison=success.comparison, success_requires_stop=success.requires_stop)
+    elif args.suite == "pasture":  # CoW's protocol: 250 steps, stopped with the target visible within 1.0 m
+        overrides.update(max_actions_per_episode=PASTURE_COW.budget.max_actions_per_episode,
+                         max_actions_per_subtask=None, success_metric="visible_object",
+                         success_distance_m=PASTURE_COW.success.distance_m,
+                         success_comparison=PASTURE_COW.success.comparison)
+    elif args.suite != "goat":
         # Suites whose official budget is not wired yet keep 500 actions per subtask (docs/protocols.md).
         overrides["max_actions_per_episode"] = None
         overrides["max_actions_per_subtask"] = 500

@@ -11,7 +11,7 @@ from typing import Any
 
 from goat_core.bench.protocols import FINDINGDORY, GOAT_BENCH, LANGMAP, PASTURE_COW, Protocol, protocol_label
 from goat_core.errors import ConfigError
-from goat_nav.runner import RunConfig, embodiment_deviations
+from goat_nav.runner import RunConfig, embodiment_deviations, success_deviations
 from sim_bridge.embedded.sim import SimConfig
 
 SUITE_PROTOCOLS: dict[str, Protocol] = {"goat": GOAT_BENCH, "langmap": LANGMAP, "pasture": PASTURE_COW,
@@ -20,11 +20,8 @@ EMBODIMENTS = ("official", "stretch")
 
 # Parts of the official rules these suites do not implement yet (issue 28): each one makes the run custom.
 NOT_YET_OFFICIAL: dict[str, tuple[str, ...]] = {
-    "langmap": ("STOP required (official: the subgoal's end is scored)",
-                "room/region goals scored against one object (official: all target_object_ids)",
-                "SeqSR credits partial sequences; no task-id blacklist"),
-    "pasture": ("success = STOP within 0.25 m of a view point (official: stopped with the target visible "
-                "within 1.0 m)",),
+    "langmap": (),
+    "pasture": (),
     "findingdory": ("one success distance for objects and receptacles (official: 2.0 m pi/4 objects, 0.1 m "
                     "pi/2 receptacles)", "HL-SPL to the frame's pose (official: the target's view points)"),
 }
@@ -40,20 +37,20 @@ def suite_protocol(suite: str) -> Protocol:
 def protocol_sim_config(suite: str, embodiment: str = "official") -> SimConfig:
     """The simulator settings of ``suite`` under ``embodiment``.
 
-    ``official``: GOAT's camera and motion come from its protocol; the other suites keep the Stretch camera for
-    now (their official cameras are listed as deviations) with the protocol's sliding. ``stretch``: the robot's
-    own camera (GOAT-Bench's Stretch) and sliding along walls as habitat-sim's default does.
+    ``official``: GOAT's, LangMap's and PASTURE's camera and motion come from their protocols (where a config
+    leaves the camera height open: the Stretch head's 1.31 m); FindingDory has its own runner. ``stretch``: the
+    robot's own camera (GOAT-Bench's Stretch) and sliding along walls as habitat-sim's default does.
     """
     if embodiment not in EMBODIMENTS:
         raise ConfigError(f"embodiment must be one of {EMBODIMENTS}, got {embodiment!r}")
     protocol = suite_protocol(suite)
     if embodiment == "stretch":
         return SimConfig(allow_sliding=True)
-    if suite == "goat":
+    if suite in ("goat", "langmap", "pasture"):
         e = protocol.embodiment
-        assert e.camera_height_m is not None
+        height_m = e.camera_height_m if e.camera_height_m is not None else SimConfig().camera_height_m
         return SimConfig(width_px=e.width_px, height_px=e.height_px, hfov_deg=e.hfov_deg,
-                         camera_height_m=e.camera_height_m, allow_sliding=e.allow_sliding)
+                         camera_height_m=height_m, allow_sliding=e.allow_sliding)
     return SimConfig(allow_sliding=protocol.embodiment.allow_sliding)
 
 
@@ -65,6 +62,8 @@ def run_deviations(suite: str, run_config: RunConfig, sim_config: SimConfig) -> 
     out = []
     if run_config.budget() != protocol.budget:
         out.append(f"budget {run_config.budget().describe()} (official {protocol.budget.describe()})")
+    if suite in ("langmap", "pasture"):  # success rules the runner implements as the official code does
+        out.extend(success_deviations(protocol.success, run_config.success_rule()))
     out.extend(embodiment_deviations(protocol.embodiment, sim_config))
     out.extend(NOT_YET_OFFICIAL.get(suite, ()))
     return tuple(out)

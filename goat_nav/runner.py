@@ -15,8 +15,9 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from goat_core.agent import Agent, AgentConfig
-from goat_core.bench.episodes import GoalObject, GoatEpisode, GoatTask, goals_for_task
+from goat_core.bench.episodes import GoalObject, GoatEpisode, GoatTask
 from goat_core.bench.failures import failure_of_subtask
+from goat_core.bench.langmap import scored_goals
 from goat_core.bench.metrics import spl as spl_metric
 from goat_core.bench.paraphrase import paraphrase_description
 from goat_core.bench.protocols import GOAT_BENCH, Budget, Embodiment, SuccessRule
@@ -32,7 +33,7 @@ from sim_bridge.embedded.catalogue import CATALOGUE
 from sim_bridge.embedded.episodes import ImageGoalRenderer, parse_scene_id, task_goal_text
 from sim_bridge.embedded.home import Home, generate_home
 from sim_bridge.embedded.sim import EmbeddedSim, SimConfig
-from sim_bridge.embedded.success import SUCCESS_METRICS, SuccessRegion, scene_objects
+from sim_bridge.embedded.success import SUCCESS_METRICS, SuccessRegion, scene_objects, target_visible_m
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,8 @@ class RunConfig:
     success_distance_m: float = 0.25  # GOAT-Bench config: geodesic distance to the nearest view point
     # "<" as GOAT-Bench's GoatSuccess and habitat-lab's Success compare (goat_bench/measurements/nav.py l.292)
     success_comparison: str = "<"
+    # GOAT-Bench needs STOP; LangMap scores where the subgoal ended, STOP or not (its protocol sets this False)
+    success_requires_stop: bool = True
     # "geodesic_viewpoint" (GOAT-Bench) or "euclidean_object" (the GOAT paper's text: 1 m to the object centre;
     # use it with success_distance_m=1.0)
     success_metric: str = "geodesic_viewpoint"
@@ -80,21 +83,17 @@ class RunConfig:
         return self.budget().subtask_budget(0)
 
     def success_rule(self) -> SuccessRule:
-        distance_to = "view_points" if self.success_metric == "geodesic_viewpoint" else "object"
+        distance_to = {"geodesic_viewpoint": "view_points", "euclidean_object": "object",
+                       "visible_object": "visible_object"}[self.success_metric]
         return SuccessRule(distance_m=self.success_distance_m, distance_to=distance_to,
-                           comparison=self.success_comparison, requires_stop=True)
+                           comparison=self.success_comparison, requires_stop=self.success_requires_stop)
 
     def protocol_deviations(self, sim_config: SimConfig) -> tuple[str, ...]:
         """How this run differs from GOAT-Bench's official protocol, in words (empty: official)."""
         official, out = GOAT_BENCH, []
         if self.budget() != official.budget:
             out.append(f"budget {self.budget().describe()} (official {official.budget.describe()})")
-        rule = self.success_rule()
-        if (rule.distance_m, rule.distance_to, rule.comparison) != (
-                official.success.distance_m, official.success.distance_to, official.success.comparison):
-            out.append(f"success {rule.distance_to} {rule.comparison} {rule.distance_m:g} m (official "
-                       f"{official.success.distance_to} {official.success.comparison} "
-                       f"{official.success.distance_m:g} m)")
+        out.extend(success_deviations(official.success, self.success_rule()))
         out.extend(embodiment_deviations(official.embodiment, sim_config))
         if not self.use_memory:
             out.append("no memory across subtasks")
@@ -105,6 +104,19 @@ class RunConfig:
         if not self.image_goal_category:
             out.append("image goals without category")
         return tuple(out)
+
+
+def success_deviations(official: SuccessRule, rule: SuccessRule) -> list[str]:
+    """How a run's success rule differs from a protocol's, in words."""
+    out = []
+    if (rule.distance_m, rule.distance_to, rule.comparison) != (
+            official.distance_m, official.distance_to, official.comparison):
+        out.append(f"success {rule.distance_to} {rule.comparison} {rule.distance_m:g} m (official "
+                   f"{official.distance_to} {official.comparison} {official.distance_m:g} m)")
+    if rule.requires_stop != official.requires_stop:
+        out.append("STOP required (official: the subgoal's end is scored)" if rule.requires_stop
+                   else "STOP not required (official: STOP required)")
+    return out
 
 
 def embodiment_deviations(official: Embodiment, sim_config: SimConfig) -> list[str]:
@@ -242,7 +254,7 @@ class EpisodeRunner:
         budget = self.run_config.budget()
         actions_used = 0  # in this episode, STOP included: the episode budget is shared by its subtasks
         for index, task in enumerate(episode.tasks):
-            goals = goals_for_task(episode, task)
+            goals = scored_goals(episode, index, task)
             trajectory.subtask_starts.append(len(trajectory.positions_xy_m) - 1)
             trajectory.goal_positions_xy_m.append(
                 [tuple(habitat_to_ros_position(g.position)[:2]) for g in goals])
@@ -335,6 +347,8 @@ class EpisodeRunner:
             prev_xy = xy
         final_xy = np.asarray(self._world_xy(sim))
         distance_m = region.distance_m(final_xy)
+        if cfg.success_metric == "visible_object":  # CoW: the target in the final image, within the distance
+            distance_m = target_visible_m(sim.current_objects(), goals, final_xy, obs.segmentation)
         success = cfg.success_rule().is_success(stop_reason == "stop", distance_m)
         decision = agent.last_stop if stop_reason == "stop" else None
         start = habitat_to_ros_position(episode.start_position)

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from goat_core.bench.episodes import goals_for_task, load_goat_dataset
@@ -14,6 +15,7 @@ from goat_core.bench.protocols import (
     FINDINGDORY_RECEPTACLE,
     GOAT_BENCH,
     LANGMAP,
+    PASTURE_COW,
     Budget,
     SuccessRule,
     protocol_by_name,
@@ -206,15 +208,75 @@ def test_any_deviation_makes_the_run_custom(run_config: RunConfig, embodiment: s
     assert table.splitlines()[0] == f"protocol: {meta['protocol']}"
 
 
-def test_suites_whose_official_rule_is_not_implemented_say_custom() -> None:
-    config = RunConfig(max_actions_per_episode=None, max_actions_per_subtask=500)
-    langmap = protocol_meta("langmap", config, protocol_sim_config("langmap"))["protocol"]
-    assert langmap.startswith("custom (langmap v1; ") and "STOP required" in langmap
-    assert "camera 360x640 HFOV 42 deg (official 640x480 HFOV 120 deg)" in langmap
-    pasture = protocol_meta("pasture", config, protocol_sim_config("pasture"))["protocol"]
-    assert "budget 500 actions/subtask (official 250 actions/episode)" in pasture
+def test_langmap_runs_under_its_protocol_and_says_when_it_does_not() -> None:
+    official = RunConfig(max_actions_per_episode=None, max_actions_per_subtask=500, success_comparison="<=",
+                         success_requires_stop=False)
+    assert protocol_meta("langmap", official, protocol_sim_config("langmap"))["protocol"] == "langmap v1"
+    sim = protocol_sim_config("langmap")
+    assert (sim.width_px, sim.height_px, sim.hfov_deg, sim.allow_sliding) == (640, 480, 120.0, False)
+    with_stop = RunConfig(max_actions_per_episode=None, max_actions_per_subtask=500, success_comparison="<=")
+    label = protocol_meta("langmap", with_stop, protocol_sim_config("langmap", "stretch"))["protocol"]
+    assert label.startswith("custom (langmap v1; ") and "STOP required" in label
+    assert "camera 360x640 HFOV 42 deg (official 640x480 HFOV 120 deg)" in label and "sliding on" in label
+
+
+def test_pasture_runs_under_cows_protocol() -> None:
+    official = RunConfig(max_actions_per_episode=250, max_actions_per_subtask=None, success_metric="visible_object",
+                         success_distance_m=1.0, success_comparison="<=")
+    assert protocol_meta("pasture", official, protocol_sim_config("pasture"))["protocol"] == "pasture-cow v1"
+    sim = protocol_sim_config("pasture")
+    assert (sim.width_px, sim.height_px, sim.hfov_deg) == (672, 672, 90.0)
+    old = RunConfig(max_actions_per_episode=None, max_actions_per_subtask=500)
+    label = protocol_meta("pasture", old, protocol_sim_config("pasture"))["protocol"]
+    assert label.startswith("custom (pasture-cow v1; ")
+    assert "budget 500 actions/subtask (official 250 actions/episode)" in label
+    assert "success view_points < 0.25 m (official visible_object <= 1 m)" in label
     with pytest.raises(ConfigError, match="embodiment must be one of"):
         protocol_sim_config("goat", "robot")
+
+
+def test_a_cow_stop_counts_only_with_the_target_in_view_and_within_one_metre() -> None:
+    """robothor_challenge.py l.390-391: success = stopped and target_visible. A stop 0.9 m from the target
+    facing it succeeds; the same stop facing away fails; a stop 1.2 m away facing it fails."""
+    import math
+
+    from goat_core.bench.episodes import GoalObject
+    from sim_bridge.embedded.home import HomeConfig, generate_home
+    from sim_bridge.embedded.sim import EmbeddedSim
+    from sim_bridge.embedded.success import target_visible_m
+
+    home = generate_home(1000, HomeConfig(furniture="primitive"))
+    checked = set()
+    with EmbeddedSim(home, protocol_sim_config("pasture")) as sim:
+        grid = sim.navgrid
+        for obj in home.objects:
+            goal = GoalObject(obj.object_id, obj.category, (0.0, 0.0, 0.0))
+            lo, hi = np.asarray(obj.bbox_min_m[:2]), np.asarray(obj.bbox_max_m[:2])
+            cells = np.argwhere(grid.navigable)
+            points = grid.origin_xy_m + (cells[:, ::-1] + 0.5) * grid.resolution_m
+            gaps = np.linalg.norm(points - np.clip(points, lo, hi), axis=1)
+            for want_m, key in ((0.9, "near"), (1.2, "far")):
+                if key in checked:
+                    continue
+                for xy in points[np.abs(gaps - want_m) < 0.02][:20]:
+                    centre = (lo + hi) / 2.0
+                    yaw = math.atan2(centre[1] - xy[1], centre[0] - xy[0])
+                    facing = sim.render_view(xy, yaw, math.radians(-30.0)).segmentation
+                    if not (facing == obj.instance_id).any():
+                        continue
+                    distance = target_visible_m(home.objects, [goal], xy, facing)
+                    assert distance == pytest.approx(want_m, abs=0.03)
+                    assert PASTURE_COW.success.is_success(True, distance) is (key == "near")
+                    if key == "near":
+                        away = sim.render_view(xy, yaw + math.pi, math.radians(-30.0)).segmentation
+                        assert not (away == obj.instance_id).any()
+                        assert not PASTURE_COW.success.is_success(
+                            True, target_visible_m(home.objects, [goal], xy, away))
+                    checked.add(key)
+                    break
+            if checked == {"near", "far"}:
+                return
+    pytest.fail(f"no object seen from 0.9 m and 1.2 m in home 1000 (found {sorted(checked)})")
 
 
 # ----------------------------------------------------------------------------------------------- real files
@@ -261,3 +323,110 @@ def test_real_goat_file_children_categories_and_long_descriptions(tmp_path: Path
     assert [g.object_id for g in goals_for_task(episode, episode.tasks[1])] == ["couch_2"]
     (kept,) = load_goat_dataset(tmp_path / "goat.json", max_description_words=None).episodes
     assert len(kept.tasks) == 3
+
+
+# ----------------------------------------------------------------------------------------------- LangMap
+
+def test_a_langmap_subgoal_ending_near_a_view_point_without_stop_succeeds() -> None:
+    """The budget ends the subgoal (no STOP) 0.2 m from a view point: LangMap scores it a success (distance at
+    the subgoal's end <= 0.25 m), GOAT-Bench a failure (no STOP)."""
+    import dataclasses
+    import math
+
+    from goat_core.agent import AgentConfig
+    from goat_core.errors import UnreachableGoalError
+    from goat_core.matching.matcher import MatcherConfig
+    from goat_nav.runner import EpisodeRunner
+    from sim_bridge.embedded.episodes import generate_dataset
+
+    episode = generate_dataset(1, seed=3).episodes[0]
+    task = episode.tasks[0]
+    view_points = [v.position for g in goals_for_task(episode, task) for v in g.view_points]
+    langmap = RunConfig(max_actions_per_episode=None, max_actions_per_subtask=1, success_comparison="<=",
+                        success_requires_stop=False)
+    goat = RunConfig(max_actions_per_episode=None, max_actions_per_subtask=1)
+    for vp in view_points:
+        for angle in np.linspace(0.0, 2 * math.pi, 8, endpoint=False):
+            start = (vp[0] + 0.2 * math.cos(angle), vp[1], vp[2] + 0.2 * math.sin(angle))
+            if min(math.hypot(start[0] - v[0], start[2] - v[2]) for v in view_points) < 0.199:
+                continue  # nearer another view point
+            one = dataclasses.replace(episode, tasks=(task,), start_position=start)
+            try:
+                outcomes = []
+                for config in (langmap, goat):
+                    with EpisodeRunner(config, AgentConfig(), MatcherConfig()) as runner:
+                        (record,), _ = runner.run_episode(one)
+                    outcomes.append(record)
+            except UnreachableGoalError:
+                continue  # the start is not navigable
+            if outcomes[0].stop_reason != "budget":
+                continue  # the agent stopped at once: not the case under test
+            assert outcomes[0].distance_to_goal_m == pytest.approx(0.2, abs=1e-6)
+            assert outcomes[0].success and not outcomes[1].success
+            return
+    pytest.fail("no navigable start 0.2 m from a view point")
+
+
+def _langmap_scene() -> dict[str, Any]:
+    def view(x: float, z: float) -> dict[str, Any]:
+        return {"agent_state": {"position": [x, 0.0, z], "rotation": [0.0, 0.0, 0.0, 1.0]}}
+
+    def task(targets: list[str], **extra: Any) -> dict[str, Any]:
+        return {"episode_id": 0, "start_position": [0.0, 0.0, 0.0], "start_rotation": [0.0, 0.0, 0.0, 1.0],
+                "target_object_ids": targets, "object_category": "blanket", **extra}
+
+    return {
+        "goals": [{"object_id": "blanket_3", "object_category": "blanket", "position": [4.0, 0.5, 2.0],
+                   "view_points": [view(3.5, 2.0)], "annot_unique_concise_description": "blue blanket",
+                   "annot_unique_detailed_description": "the blue blanket on the sofa"},
+                  {"object_id": "blanket_9", "object_category": "blanket", "position": [-2.0, 0.5, 2.0],
+                   "view_points": [view(-2.0, 1.0)]}],
+        "region_annotation": {"7": {"region_category": "Office", "concise_description": "desk beside couch",
+                                    "detailed_description": "a desk beside a grey couch"}},
+        "episodes_by_object_level": [task(["blanket_3", "blanket_9"])],
+        "episodes_by_room_level": [task(["blanket_3", "blanket_9"], room_name="Living Room")],
+        "episodes_by_region_level": [task(["blanket_3", "blanket_9"], region_id="7")],
+        "episodes_by_instance_level": [task(["blanket_3"], instance_id="blanket_3")],
+        "episode_by_sequence": [],
+    }
+
+
+def test_langmap_room_and_region_goals_are_scored_against_every_target(tmp_path: Path) -> None:
+    import gzip
+
+    from goat_core.bench.langmap import load_langmap_scene, scored_goals, task_to_goat_episode
+
+    path = tmp_path / "00800-TEEsavR23oF.json.gz"
+    path.write_bytes(gzip.compress(json.dumps(_langmap_scene()).encode()))
+    scene = load_langmap_scene(path)
+    for level in ("room", "region"):
+        episode = task_to_goat_episode(scene, scene.tasks[level][0])
+        assert [g.object_id for g in goals_for_task(episode, episode.tasks[0])] == ["blanket_3"]  # the old set
+        assert [g.object_id for g in scored_goals(episode, 0, episode.tasks[0])] == ["blanket_3", "blanket_9"]
+
+
+def test_langmap_single_goal_evaluation_leaves_out_the_blacklist() -> None:
+    """analyze_langmap_results.py skips BLACK_TASK_IDS (e.g. "00800-TEEsavR23oF_room_74") and never mixes in
+    sequence subgoals."""
+    from goat_core.bench.langmap import LANGMAP_BLACK_TASK_IDS, LangMapResult, single_goal_records
+
+    assert len(LANGMAP_BLACK_TASK_IDS) == 106 and "00894-HY1NcmCgn3n_instance_7" in LANGMAP_BLACK_TASK_IDS
+    results = [LangMapResult("00800-TEEsavR23oF", "room", True, 1.0, episode_id="74"),  # blacklisted
+               LangMapResult("00800-TEEsavR23oF", "room", False, 0.0, episode_id="75"),
+               LangMapResult("00810-CrMo8WxCyVb", "scene", True, 0.5, episode_id="30"),  # "_object_30": listed
+               LangMapResult("00810-CrMo8WxCyVb", "scene", True, 0.5, episode_id="32"),
+               LangMapResult("00800-TEEsavR23oF", "room", True, 1.0, sequence_id="00800-TEEsavR23oF_sequence_0",
+                             index=0)]
+    assert results[0].task_id == "00800-TEEsavR23oF_room_74" and results[4].task_id is None
+    kept = single_goal_records(results)
+    assert [(r.level, r.success) for r in kept] == [("room", False), ("scene", True)]
+
+
+def test_the_report_names_the_protocol() -> None:
+    from goat_nav.report import render_html_report
+
+    records = _records("a", 1, 2)
+    meta = protocol_meta("goat", RunConfig(max_actions_per_episode=None, max_actions_per_subtask=500),
+                         protocol_sim_config("goat"))
+    page = render_html_report(records, summarise(records), meta, [])
+    assert "protocol: <b>custom (goat-bench v1; budget 500 actions/subtask" in page

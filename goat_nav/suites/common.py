@@ -47,11 +47,12 @@ from goat_nav.resume import PlanResults, check_same_run, plan_run
 from goat_nav.runner import RunConfig, Trajectory
 from sim_bridge.embedded.catalogue import CATALOGUE
 from sim_bridge.embedded.home import Home
+from sim_bridge.embedded.sim import SimConfig
 
 
 def suite_workers(run_config: RunConfig, agent_config: AgentConfig, matcher_config: MatcherConfig,
                   extra_labels: Sequence[str] = (), home_for_scene: Optional[Callable[[str], Home]] = None,
-                  verbose: bool = False) -> GoatWorkerFactory:
+                  verbose: bool = False, sim_config: SimConfig = SimConfig()) -> GoatWorkerFactory:
     """The workers of a suite: the benchmark runner with a wider ground-truth label set and homes rebuilt from the
     suite's scene ids.
 
@@ -61,7 +62,7 @@ def suite_workers(run_config: RunConfig, agent_config: AgentConfig, matcher_conf
     """
     labels = [spec.name for spec in CATALOGUE]
     labels += [label for label in extra_labels if label not in labels]
-    return GoatWorkerFactory(run_config, agent_config, matcher_config, labels=tuple(labels),
+    return GoatWorkerFactory(run_config, agent_config, matcher_config, sim_config, labels=tuple(labels),
                              home_for_scene=home_for_scene, verbose=verbose)
 
 
@@ -80,7 +81,8 @@ def load_episodes(args: argparse.Namespace) -> Sequence[GoatEpisode]:
 def base_meta(args: argparse.Namespace, run_config: RunConfig, source: str) -> dict[str, Any]:
     """The results' meta block shared with ``goat-nav bench`` (the suite adds its own entry)."""
     return {"suite": args.suite, "source": source, "seed": args.seed,
-            **protocol_meta(args.suite, run_config, protocol_sim_config(args.suite)),
+            **protocol_meta(args.suite, run_config,
+                            protocol_sim_config(args.suite, getattr(args, "embodiment", "official"))),
             "run_config": dataclasses.asdict(run_config),
             "agent_config": dataclasses.asdict(AgentConfig(use_memory=run_config.use_memory)),
             "perception": "ground_truth", "runner": "in_process", "lexicon": lexicon_in_use()}

@@ -8,7 +8,8 @@ around corners).
 
 from __future__ import annotations
 
-from typing import Sequence
+import math
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -17,10 +18,12 @@ from goat_core.bench.failures import SceneObject
 from goat_core.errors import GoatError
 from goat_core.frames import habitat_to_ros_position
 from sim_bridge.embedded.geodesic import GoalDistance
-from sim_bridge.embedded.home import Home
+from sim_bridge.embedded.home import Home, ObjectSpec
 from sim_bridge.embedded.navgrid import NavGrid
 
-SUCCESS_METRICS = ("geodesic_viewpoint", "euclidean_object")
+# "visible_object": CoW / PASTURE (robothor_challenge.py l.390-391): the target shows in the final image and is
+# within the distance; see target_visible_m.
+SUCCESS_METRICS = ("geodesic_viewpoint", "euclidean_object", "visible_object")
 
 
 class SuccessRegion:
@@ -43,8 +46,9 @@ class SuccessRegion:
         return self._geodesic.distance_m(np.asarray(xy, dtype=np.float64))
 
     def distance_m(self, xy: np.ndarray) -> float:
-        """Distance in the configured success metric."""
-        if self._metric == "geodesic_viewpoint":
+        """Distance in the configured success metric (``visible_object``: the geodesic one; the visibility
+        test needs the image, :func:`target_visible_m`)."""
+        if self._metric in ("geodesic_viewpoint", "visible_object"):
             return self.geodesic_m(xy)
         return float(np.min(np.linalg.norm(self._object_xy - np.asarray(xy)[None, :2], axis=1)))
 
@@ -53,3 +57,25 @@ def scene_objects(home: Home) -> list[SceneObject]:
     """Every object of a home by its centre (world frame), for telling which one the agent stopped at."""
     return [SceneObject(o.object_id, (float(o.position_m[0]), float(o.position_m[1])), o.category)
             for o in home.objects]
+
+
+def target_visible_m(home_objects: Sequence[ObjectSpec], goals: Sequence[GoalObject], base_xy_m: np.ndarray,
+                     segmentation: Optional[np.ndarray]) -> float:
+    """Distance (m) from the robot base to the footprint of the nearest goal object that shows in
+    ``segmentation`` (matched by instance id); inf when none shows.
+
+    CoW's success (``robothor_challenge.py`` l.390-391) is STOP with AI2-THOR's ``visible`` flag: the object is in
+    the camera's view and within ``visibilityDistance`` (1.0 m, ``config_cow.yaml`` l.3). We take the view from
+    the ground-truth segmentation of the final observation and the distance in the floor plane, from the base
+    centre to the nearest point of the object's footprint.
+    """
+    if segmentation is None:
+        return math.inf
+    wanted = {g.object_id for g in goals}
+    shown = set(np.unique(segmentation).tolist())
+    best = math.inf
+    for obj in home_objects:
+        if obj.object_id in wanted and obj.instance_id in shown:
+            lo, hi = np.asarray(obj.bbox_min_m[:2]), np.asarray(obj.bbox_max_m[:2])
+            best = min(best, float(np.linalg.norm(np.clip(base_xy_m[:2], lo, hi) - base_xy_m[:2])))
+    return best

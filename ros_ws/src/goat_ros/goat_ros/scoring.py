@@ -11,8 +11,9 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from goat_core.bench.episodes import GoatEpisode, goals_for_task
+from goat_core.bench.episodes import GoatEpisode
 from goat_core.bench.failures import SceneObject, failure_of_subtask
+from goat_core.bench.langmap import scored_goals
 from goat_core.bench.metrics import spl as spl_metric
 from goat_core.bench.results import SubtaskRecord
 from goat_core.errors import GoatError
@@ -72,7 +73,7 @@ class SubtaskScorer:
         c, s = math.cos(yaw0), math.sin(yaw0)
         world = np.array([[start[0] + c * p.x_m - s * p.y_m, start[1] + s * p.x_m + c * p.y_m] for p in poses])
         try:
-            region = SuccessRegion(self._grid(episode.scene_id), goals_for_task(episode, task),
+            region = SuccessRegion(self._grid(episode.scene_id), scored_goals(episode, index, task),
                                    self._run_config.success_metric)
             geodesic_m = region.geodesic_m(world[0])
             if not math.isfinite(geodesic_m):
@@ -86,7 +87,7 @@ class SubtaskScorer:
         success = self._run_config.success_rule().is_success(stop_reason == "stop", distance_m)
         decision = decision if stop_reason == "stop" else None
         failure = failure_of_subtask(success, stop_reason, decision, start[:2], yaw0,
-                                     [g.object_id for g in goals_for_task(episode, task)], self._objects)
+                                     [g.object_id for g in scored_goals(episode, index, task)], self._objects)
         return SubtaskRecord(
             **base, success=success, spl=spl_metric(success, geodesic_m, path_length_m),
             path_length_m=path_length_m, geodesic_m=geodesic_m, num_actions=len(actions), stop_reason=stop_reason,
