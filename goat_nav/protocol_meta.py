@@ -69,11 +69,13 @@ def run_deviations(suite: str, run_config: RunConfig, sim_config: SimConfig) -> 
     return tuple(out)
 
 
-def protocol_meta(suite: str, run_config: RunConfig, sim_config: SimConfig) -> dict[str, Any]:
+def protocol_meta(suite: str, run_config: RunConfig, sim_config: SimConfig,
+                  extra_deviations: tuple[str, ...] = ()) -> dict[str, Any]:
     """The results' meta entries naming the protocol: its label (``custom (...)`` when anything deviates), the
-    official protocol, the deviations, the budget and sliding."""
+    official protocol, the deviations, the budget and sliding. ``extra_deviations``: what the caller knows
+    differs besides the settings (the ROS graph's per-subtask budgets)."""
     protocol = suite_protocol(suite)
-    deviations = run_deviations(suite, run_config, sim_config)
+    deviations = run_deviations(suite, run_config, sim_config) + tuple(extra_deviations)
     return {"protocol": protocol_label(protocol, deviations),
             "official_protocol": protocol.to_json(),
             "protocol_deviations": list(deviations),

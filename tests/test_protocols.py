@@ -430,3 +430,14 @@ def test_the_report_names_the_protocol() -> None:
                          protocol_sim_config("goat"))
     page = render_html_report(records, summarise(records), meta, [])
     assert "protocol: <b>custom (goat-bench v1; budget 500 actions/subtask" in page
+
+
+def test_a_ros_graph_run_says_it_has_no_episode_budget() -> None:
+    from goat_nav.bench_cmd import _runner_deviations
+
+    (words,) = _runner_deviations("ros_graph", RunConfig())
+    meta = protocol_meta("goat", RunConfig(), protocol_sim_config("goat"), (words,))
+    assert meta["protocol"] == ("custom (goat-bench v1; ROS graph: 5000 actions per subtask, no shared episode "
+                                "budget)")
+    assert _runner_deviations("in_process", RunConfig()) == ()
+    assert _runner_deviations("ros_graph", RunConfig(max_actions_per_episode=None, max_actions_per_subtask=30)) == ()
