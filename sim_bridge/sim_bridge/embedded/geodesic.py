@@ -51,7 +51,7 @@ def in_sight(grid: NavGrid, a_xy_m: np.ndarray, b_xy_m: np.ndarray) -> np.ndarra
     inside = (rows >= 0) & (rows < grid.navigable.shape[0]) & (cols >= 0) & (cols < grid.navigable.shape[1])
     ok = np.zeros(rows.shape, dtype=bool)
     ok[inside] = grid.navigable[rows[inside], cols[inside]]
-    return ok.reshape(b.shape[0], count).all(axis=1)
+    return np.all(ok.reshape(b.shape[0], count), axis=1)
 
 
 class GoalDistance:
@@ -83,10 +83,11 @@ class GoalDistance:
         navigable = np.kron(grid.navigable, np.ones((REFINE, REFINE), dtype=bool))
         radius_m = SEED_RADIUS_CELLS * fine_res
         phi = np.full(navigable.shape, FAR)
+        rows_total, cols_total = navigable.shape
         for t in self._targets:
             col, row = np.floor((t - grid.origin_xy_m) / fine_res).astype(int)
-            r0, r1 = max(row - SEED_BAND_CELLS, 0), min(row + SEED_BAND_CELLS + 1, phi.shape[0])
-            c0, c1 = max(col - SEED_BAND_CELLS, 0), min(col + SEED_BAND_CELLS + 1, phi.shape[1])
+            r0, r1 = max(row - SEED_BAND_CELLS, 0), min(row + SEED_BAND_CELLS + 1, rows_total)
+            c0, c1 = max(col - SEED_BAND_CELLS, 0), min(col + SEED_BAND_CELLS + 1, cols_total)
             rr, cc = np.mgrid[r0:r1, c0:c1]
             local = np.linalg.norm(self._fine_centres(rr, cc) - t, axis=-1) - radius_m
             phi[r0:r1, c0:c1] = np.minimum(phi[r0:r1, c0:c1], local)
