@@ -441,3 +441,20 @@ def test_a_ros_graph_run_says_it_has_no_episode_budget() -> None:
                                 "budget)")
     assert _runner_deviations("in_process", RunConfig()) == ()
     assert _runner_deviations("ros_graph", RunConfig(max_actions_per_episode=None, max_actions_per_subtask=30)) == ()
+
+
+def test_the_findingdory_verifier_has_both_thresholds_and_the_official_angles() -> None:
+    """The angles and coverage are FindingDory's; the distances are settings (1.0 m by default: with the official
+    0.1 m no receptacle task of ours is solvable, docs/protocols.md), named as a deviation."""
+    from sim_bridge.embedded.findingdory_gen import JudgeConfig
+
+    config = JudgeConfig()
+    assert (config.success_distance_m, config.receptacle_distance_m) == (1.0, 1.0)
+    official = JudgeConfig(success_distance_m=FINDINGDORY.success.distance_m,
+                           receptacle_distance_m=FINDINGDORY_RECEPTACLE.distance_m)
+    assert (official.success_distance_m, official.receptacle_distance_m) == (2.0, 0.1)
+    assert config.object_angle_rad == pytest.approx(FINDINGDORY.success.max_angle_rad, abs=1e-3)
+    assert config.receptacle_angle_rad == pytest.approx(FINDINGDORY_RECEPTACLE.max_angle_rad, abs=1e-3)
+    assert config.min_coverage == FINDINGDORY.success.min_coverage
+    with pytest.raises(ConfigError, match="receptacle_distance_m must be a positive number, got 0.0"):
+        JudgeConfig(receptacle_distance_m=0.0)
