@@ -445,7 +445,7 @@ def test_a_ros_graph_run_says_it_has_no_episode_budget() -> None:
 
 def test_the_findingdory_verifier_has_both_thresholds_and_the_official_angles() -> None:
     """The angles and coverage are FindingDory's; the distances are settings (1.0 m by default: with the official
-    0.1 m no receptacle task of ours is solvable, docs/protocols.md), named as a deviation."""
+    0.1 m our oracle's receptacle frames fail the distance check, docs/protocols.md), named as a deviation."""
     from sim_bridge.embedded.findingdory_gen import JudgeConfig
 
     config = JudgeConfig()

@@ -23,8 +23,8 @@
 Differences from FindingDory: the distance thresholds. FindingDory checks ``<=`` 2.0 m geodesic to an object's
 view points and 0.1 m to a receptacle's (``pddl_domain_fp.yaml`` l.77-100, ``pddl.py`` l.440;
 ``goat_core.bench.protocols.FINDINGDORY``), where its oracle stood exactly on view points. Here view points lie
-on a 0.25 m lattice the oracle's frames do not stand on: with 0.1 m no receptacle task is solvable and a small
-run generates no task at all (measured, issue 28). Both thresholds are settings; the default is 1.0 m for both.
+on a 0.25 m lattice the oracle's frames do not stand on: with 0.1 m the frame the oracle picks for a receptacle
+task fails the distance check (tried in issue 28). Both thresholds are settings; the default is 1.0 m for both.
 """
 
 from __future__ import annotations
