@@ -14,6 +14,7 @@ from tqdm import tqdm
 
 from goat_core.baselines.cow_agent import CowAgentConfig
 from goat_core.bench.episodes import GoatDataset, GoatEpisode, load_goat_dataset, save_goat_dataset
+from goat_core.bench.protocols import LANGMAP, PASTURE_COW
 from goat_core.bench.results import Summary, summarise
 from goat_core.errors import ConfigError
 from goat_core.matching.cow import CowConfig
@@ -25,9 +26,10 @@ from goat_core.perception.factory import PerceptionConfig
 from goat_core.perception.model_folder import check_model_folder
 from goat_nav.episode_worker import GoatWorkerFactory, ProceduralEpisodes
 from goat_nav.parallel import WorkerPool, parallel_config
+from goat_nav.protocol_meta import protocol_meta, protocol_sim_config
 from goat_nav.report import write_html_report
 from goat_nav.runner import RunConfig
-from goat_nav.suites.common import agent_config_from_args, run_episodes
+from goat_nav.suites.common import agent_config_from_args, memory_deviation, run_episodes
 from goat_ros.record import check_bag_path
 from sim_bridge.embedded.episodes import episode_config_for, generate_dataset, home_seeds
 from sim_bridge.embedded.home import HomeConfig, home_config_for
@@ -82,8 +84,25 @@ def run_config_from_args(args: argparse.Namespace) -> RunConfig:
     overrides: dict[str, Any] = {"goal_image_noise": bool(getattr(args, "image_noise", False)),
                                  "goal_paraphrase": bool(getattr(args, "paraphrase", False)),
                                  "image_goal_category": not getattr(args, "image_without_category", False)}
+    if args.suite == "langmap":  # LangMap's protocol: 500 per subgoal, <= 0.25 m where the subgoal ends
+        success = LANGMAP.success
+        overrides.update(max_actions_per_episode=None, max_actions_per_subtask=LANGMAP.budget.max_actions_per_subtask,
+                         success_comparison=success.comparison, success_requires_stop=success.requires_stop)
+    elif args.suite == "pasture":  # CoW's protocol: 250 steps, stopped with the target visible within 1.0 m
+        overrides.update(max_actions_per_episode=PASTURE_COW.budget.max_actions_per_episode,
+                         max_actions_per_subtask=None, success_metric="visible_object",
+                         success_distance_m=PASTURE_COW.success.distance_m,
+                         success_comparison=PASTURE_COW.success.comparison)
+    elif args.suite != "goat":
+        # Suites whose official budget is not wired yet keep 500 actions per subtask (docs/protocols.md).
+        overrides["max_actions_per_episode"] = None
+        overrides["max_actions_per_subtask"] = 500
     if args.max_actions is not None:
         overrides["max_actions_per_subtask"] = args.max_actions
+        if getattr(args, "max_episode_actions", None) is None:
+            overrides["max_actions_per_episode"] = None  # the README's per-subtask variant
+    if getattr(args, "max_episode_actions", None) is not None:
+        overrides["max_actions_per_episode"] = args.max_episode_actions
     if args.success_distance_m is not None:
         overrides["success_distance_m"] = args.success_distance_m
     if args.success_metric is not None:
@@ -91,16 +110,24 @@ def run_config_from_args(args: argparse.Namespace) -> RunConfig:
     return RunConfig(**overrides)
 
 
-def format_summary(summary: Summary) -> str:
-    """The metric table printed at the end of a run."""
+def sim_config_from_args(args: argparse.Namespace) -> SimConfig:
+    """The simulator's embodiment: the suite protocol's (``--embodiment official``) or the robot's own."""
+    return protocol_sim_config(args.suite, getattr(args, "embodiment", "official"))
+
+
+def format_summary(summary: Summary, protocol: str = "") -> str:
+    """The metric table printed at the end of a run, headed by the protocol it ran under."""
     rows = [("overall", summary.success_rate, summary.spl, summary.num_subtasks)]
     rows += [(f"modality {m}", g.success_rate, g.spl, g.count) for m, g in sorted(summary.by_modality.items())]
     rows += [(f"subtask {i}", g.success_rate, g.spl, g.count) for i, g in sorted(summary.by_subtask_index.items())]
-    lines = [f"{'':<22}{'SR':>7}{'SPL':>7}{'n':>6}"]
+    lines = [f"protocol: {protocol}"] if protocol else []
+    lines += [f"{'':<22}{'SR':>7}{'SPL':>7}{'n':>6}"]
     lines += [f"{name:<22}{sr:>7.3f}{spl:>7.3f}{n:>6d}" for name, sr, spl, n in rows]
+    if summary.averaging == "per_episode":
+        lines.append("(overall and per modality: mean over episodes of per-episode means, as GOAT-Bench averages)")
     if summary.stop_reasons:
         lines.append("ended by: " + ", ".join(f"{k} {v}" for k, v in sorted(summary.stop_reasons.items())))
-    failed = summary.num_subtasks - round(summary.success_rate * summary.num_subtasks)
+    failed = sum(summary.failures.values()) + summary.unclassified_failures
     if summary.failures and failed:
         counts = ", ".join(f"{k} {v}" for k, v in summary.failures.items())
         extra = f", unclassified {summary.unclassified_failures}" if summary.unclassified_failures else ""
@@ -126,6 +153,13 @@ def stack_config(args: argparse.Namespace) -> StackConfig:
     return stack
 
 
+def _runner_deviations(runner: str, run_config: RunConfig) -> tuple[str, ...]:
+    """The ROS graph's episode player hands every goal its own budget: no budget is shared across an episode."""
+    if runner == "ros_graph" and run_config.max_actions_per_episode is not None:
+        return (f"ROS graph: {run_config.subtask_cap()} actions per subtask, no shared episode budget",)
+    return ()
+
+
 def prepare_run(args: argparse.Namespace, runner: str, pool: Optional[WorkerPool] = None,
                 ) -> tuple[Sequence[GoatEpisode], RunConfig, dict[str, Any]]:
     """The episodes (read or generated, by the workers of ``pool`` if it has Ray workers), the run settings and
@@ -142,6 +176,8 @@ def prepare_run(args: argparse.Namespace, runner: str, pool: Optional[WorkerPool
     agent = getattr(args, "agent", "goat")
     agent_config = CowAgentConfig() if agent == "cow" else agent_config_from_args(args)
     meta: dict[str, Any] = {"suite": args.suite, "source": source, "seed": args.seed, "agent": agent,
+                            **protocol_meta(args.suite, run_config, sim_config_from_args(args),
+                                            _runner_deviations(runner, run_config) + memory_deviation(agent_config)),
                             "run_config": dataclasses.asdict(run_config),
                             "agent_config": dataclasses.asdict(agent_config),
                             "perception": stack.perception.backend, "stack": stack.describe(), "runner": runner,
@@ -159,7 +195,7 @@ def run_bench(args: argparse.Namespace) -> int:
     if args.record is not None:
         check_bag_path(args.record)  # a bad --record path fails before any episode is generated
     run_config = run_config_from_args(args)  # settings first: a bad one fails before any episode is generated
-    workers = GoatWorkerFactory(run_config, agent_config_from_args(args), MatcherConfig(), SimConfig(),
+    workers = GoatWorkerFactory(run_config, agent_config_from_args(args), MatcherConfig(), sim_config_from_args(args),
                                 stack=stack_config(args), verbose=args.verbose, live=args.live,
                                 agent=getattr(args, "agent", "goat"))
     # Workers first: Ray workers build their agents, then generate the procedural episodes (the serial run's).
@@ -168,7 +204,7 @@ def run_bench(args: argparse.Namespace) -> int:
         run = run_episodes(args, episodes, pool, meta)
     records, trajectories = run.records, run.trajectories
     summary = summarise(records)
-    print(format_summary(summary))
+    print(format_summary(summary, meta["protocol"]))
     print(f"{len(episodes)} episodes, {len(records)} subtasks in {time.monotonic() - started:.0f} s")
     if args.out is not None:
         print(f"results: {args.out}")

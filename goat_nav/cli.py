@@ -118,7 +118,13 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--report", type=Path, default=None, help="write a self-contained HTML report here")
     bench.add_argument("--force", action="store_true", help="replace an existing --out results file")
     bench.add_argument("--max-actions", type=_positive_int, default=None,
-                       help="action budget per subtask (default 500, GOAT-Bench)")
+                       help="action budget per subtask; for GOAT this replaces the official 5000-per-episode "
+                            "budget (500 is the GOAT-Bench README's variant) and marks the run custom")
+    bench.add_argument("--max-episode-actions", type=_positive_int, default=None,
+                       help="GOAT: action budget per episode, shared by its subtasks (official: 5000)")
+    bench.add_argument("--embodiment", choices=("official", "stretch"), default="official",
+                       help="official: the suite protocol's camera and motion (docs/protocols.md); stretch: the "
+                            "robot's own camera and sliding motion, for sim-to-real runs (marks the run custom)")
     bench.add_argument("--success-distance-m", type=float, default=None,
                        help="success radius in metres (default 0.25 geodesic to a view point)")
     bench.add_argument("--success-metric", choices=("geodesic_viewpoint", "euclidean_object"), default=None,

@@ -71,7 +71,7 @@ class SubtaskTap:
         if self.live is not None:
             self.live.on_goal(self.episode.episode_id, index, goal)
         if self.recorder is not None:
-            max_actions = self.run_config.max_actions_per_subtask
+            max_actions = self.run_config.subtask_cap()
             recorded = RecordedGoal.from_goal(goal, self.episode.episode_id, index, max_actions)
             if not recorded.level:  # the runner's goals carry no level; a LangMap episode names it
                 level = (self.episode.extra.get(EXTRA_LEVELS) or {}).get(str(index))
@@ -115,7 +115,7 @@ def _recorded_goal(episode: GoatEpisode, index: int, run_config: RunConfig, hfov
         text=words if task.modality is GoalModality.DESCRIPTION else "",
         image_hfov_rad=hfov_rad if task.modality is GoalModality.IMAGE else 0.0,
         level=str(levels.get(str(index), "")), target_id=task.object_id or (goals[0].object_id if goals else ""),
-        max_actions=run_config.max_actions_per_subtask)
+        max_actions=run_config.subtask_cap())
 
 
 @dataclass(frozen=True)

@@ -544,11 +544,14 @@ def render_html_report(records: Sequence[SubtaskRecord], summary: Summary, meta:
     run = html.escape(json.dumps(dict(meta), indent=2, default=str))
     partial = partial_run_note(meta, len(records))
     title = "goat_nav benchmark report" + ("" if partial is None else f" ({html.escape(partial)})")
+    # The protocol the numbers were scored under: "custom (...)" names every deviation (docs/protocols.md)
+    protocol = (f'<p class="protocol">protocol: <b>{html.escape(str(meta["protocol"]))}</b></p>'
+                if "protocol" in meta else "")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <style>{_STYLE}</style></head>
 <body><h1>{title}</h1>
-<h2>Overall</h2>{overall}
+{protocol}<h2>Overall</h2>{overall}
 <div class="charts">{"".join(charts)}</div>
 {"".join(tables)}
 {_failure_section(records, summary)}

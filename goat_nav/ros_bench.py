@@ -39,7 +39,7 @@ def graph_overrides(episodes_file: Path, run_config: RunConfig, agent_config_fil
     ``agent_config_file`` (and record, given ``recorder``)."""
     overrides: dict[str, dict[str, Any]] = {
         "episode_player": {"episodes_file": str(episodes_file),
-                           "max_actions_per_subtask": run_config.max_actions_per_subtask, "start_delay_s": 0.2,
+                           "max_actions_per_subtask": run_config.subtask_cap(), "start_delay_s": 0.2,
                            "image_goal_category": run_config.image_goal_category},
         "evaluator": {"episodes_file": str(episodes_file), "success_metric": run_config.success_metric,
                       "success_distance_m": run_config.success_distance_m},
@@ -167,7 +167,7 @@ def run_ros_bench(args: argparse.Namespace) -> int:
     write(records)
     if not args.quiet:
         print(file=sys.stderr)
-    print(format_summary(summarise(records)))
+    print(format_summary(summarise(records), meta["protocol"]))
     print(f"{len(episodes)} episodes, {len(records)} subtasks through the ROS graph in "
           f"{time.monotonic() - started:.0f} s")
     if args.out is not None:

@@ -15,10 +15,12 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from goat_core.agent import Agent, AgentConfig
-from goat_core.bench.episodes import GoalObject, GoatEpisode, GoatTask, goals_for_task
+from goat_core.bench.episodes import GoalObject, GoatEpisode, GoatTask
 from goat_core.bench.failures import failure_of_subtask
+from goat_core.bench.langmap import scored_goals
 from goat_core.bench.metrics import spl as spl_metric
 from goat_core.bench.paraphrase import paraphrase_description
+from goat_core.bench.protocols import GOAT_BENCH, Budget, Embodiment, SuccessRule
 from goat_core.bench.results import SubtaskRecord
 from goat_core.bench.suite_metrics import noisy_goal_image
 from goat_core.errors import ConfigError, GoatError, UnreachableGoalError
@@ -32,15 +34,25 @@ from sim_bridge.embedded.catalogue import CATALOGUE
 from sim_bridge.embedded.episodes import ImageGoalRenderer, parse_scene_id, task_goal_text
 from sim_bridge.embedded.home import Home, generate_home
 from sim_bridge.embedded.sim import EmbeddedSim, SimConfig
-from sim_bridge.embedded.success import SUCCESS_METRICS, SuccessRegion, scene_objects
+from sim_bridge.embedded.success import SUCCESS_METRICS, SuccessRegion, scene_objects, target_visible_m
 
 
 @dataclass(frozen=True)
 class RunConfig:
-    """How subtasks are run and scored (defaults: GOAT-Bench's configuration)."""
+    """How subtasks are run and scored (defaults: GOAT-Bench's official protocol, goat_core.bench.protocols).
 
-    max_actions_per_subtask: int = 500
+    Budget: GOAT-Bench's task config gives 5000 actions per *episode* and no per-subtask cap (a stuck subtask
+    eats the budget of the ones after it); ``max_actions_per_subtask`` alone is the README's variant (500 per
+    subtask, each starting afresh), a named deviation. None = no cap at that level; at least one is set.
+    """
+
+    max_actions_per_episode: Optional[int] = 5000
+    max_actions_per_subtask: Optional[int] = None
     success_distance_m: float = 0.25  # GOAT-Bench config: geodesic distance to the nearest view point
+    # "<" as GOAT-Bench's GoatSuccess and habitat-lab's Success compare (goat_bench/measurements/nav.py l.292)
+    success_comparison: str = "<"
+    # GOAT-Bench needs STOP; LangMap scores where the subgoal ended, STOP or not (its protocol sets this False)
+    success_requires_stop: bool = True
     # "geodesic_viewpoint" (GOAT-Bench) or "euclidean_object" (the GOAT paper's text: 1 m to the object centre;
     # use it with success_distance_m=1.0)
     success_metric: str = "geodesic_viewpoint"
@@ -57,10 +69,68 @@ class RunConfig:
     def __post_init__(self) -> None:
         if self.success_metric not in SUCCESS_METRICS:
             raise ConfigError(f"success_metric must be one of {SUCCESS_METRICS}, got {self.success_metric!r}")
-        if self.max_actions_per_subtask < 1:
-            raise ConfigError(f"max_actions_per_subtask must be >= 1, got {self.max_actions_per_subtask}")
+        self.budget()  # raises ConfigError naming a bad budget
         if not self.success_distance_m > 0.0:
             raise ConfigError(f"success_distance_m must be > 0, got {self.success_distance_m}")
+        self.success_rule()  # raises ConfigError naming a bad comparison
+
+    def budget(self) -> Budget:
+        """The action budget as the protocol vocabulary states it."""
+        return Budget(self.max_actions_per_episode, self.max_actions_per_subtask)
+
+    def subtask_cap(self) -> int:
+        """The most actions one subtask can get (for a player that hands out per-goal budgets)."""
+        return self.budget().subtask_budget(0)
+
+    def success_rule(self) -> SuccessRule:
+        distance_to = {"geodesic_viewpoint": "view_points", "euclidean_object": "object",
+                       "visible_object": "visible_object"}[self.success_metric]
+        return SuccessRule(distance_m=self.success_distance_m, distance_to=distance_to,
+                           comparison=self.success_comparison, requires_stop=self.success_requires_stop)
+
+    def protocol_deviations(self, sim_config: SimConfig) -> tuple[str, ...]:
+        """How this run differs from GOAT-Bench's official protocol, in words (empty: official)."""
+        official, out = GOAT_BENCH, []
+        if self.budget() != official.budget:
+            out.append(f"budget {self.budget().describe()} (official {official.budget.describe()})")
+        out.extend(success_deviations(official.success, self.success_rule()))
+        out.extend(embodiment_deviations(official.embodiment, sim_config))
+        if self.goal_image_noise:
+            out.append("image-goal noise")
+        if self.goal_paraphrase:
+            out.append("paraphrased descriptions")
+        if not self.image_goal_category:
+            out.append("image goals without category")
+        return tuple(out)
+
+
+def success_deviations(official: SuccessRule, rule: SuccessRule) -> list[str]:
+    """How a run's success rule differs from a protocol's, in words."""
+    out = []
+    if (rule.distance_m, rule.distance_to, rule.comparison) != (
+            official.distance_m, official.distance_to, official.comparison):
+        out.append(f"success {rule.distance_to} {rule.comparison} {rule.distance_m:g} m (official "
+                   f"{official.distance_to} {official.comparison} {official.distance_m:g} m)")
+    if rule.requires_stop != official.requires_stop:
+        out.append("STOP required (official: the subgoal's end is scored)" if rule.requires_stop
+                   else "STOP not required (official: STOP required)")
+    return out
+
+
+def embodiment_deviations(official: Embodiment, sim_config: SimConfig) -> list[str]:
+    """How ``sim_config``'s camera and motion differ from a protocol's embodiment, in words."""
+    out = []
+    if (sim_config.width_px, sim_config.height_px, sim_config.hfov_deg) != (
+            official.width_px, official.height_px, official.hfov_deg):
+        out.append(f"camera {sim_config.width_px}x{sim_config.height_px} HFOV {sim_config.hfov_deg:g} deg "
+                   f"(official {official.width_px}x{official.height_px} HFOV {official.hfov_deg:g} deg)")
+    if official.camera_height_m is not None and not math.isclose(sim_config.camera_height_m,
+                                                                 official.camera_height_m):
+        out.append(f"camera height {sim_config.camera_height_m:g} m (official {official.camera_height_m:g} m)")
+    if sim_config.allow_sliding != official.allow_sliding:
+        out.append(f"sliding {'on' if sim_config.allow_sliding else 'off'} "
+                   f"(official {'on' if official.allow_sliding else 'off'})")
+    return out
 
 
 @dataclass
@@ -182,13 +252,16 @@ class EpisodeRunner:
         trajectory.positions_xy_m.append(self._world_xy(sim))
         records: list[SubtaskRecord] = []
         goal_images = ImageGoalRenderer(sim)
+        budget = self.run_config.budget()
+        actions_used = 0  # in this episode, STOP included: the episode budget is shared by its subtasks
         for index, task in enumerate(episode.tasks):
-            goals = goals_for_task(episode, task)
+            goals = scored_goals(episode, index, task)
             trajectory.subtask_starts.append(len(trajectory.positions_xy_m) - 1)
             trajectory.goal_positions_xy_m.append(
                 [tuple(habitat_to_ros_position(g.position)[:2]) for g in goals])
             record, obs = self._run_subtask(sim, agent, episode, index, task, goals, obs, goal_images,
-                                            trajectory, on_step, on_goal)
+                                            trajectory, on_step, on_goal, budget.subtask_budget(actions_used))
+            actions_used += record.num_actions
             records.append(record)
             if on_subtask is not None:
                 on_subtask(self._trace(agent, record, task, goals))
@@ -230,8 +303,10 @@ class EpisodeRunner:
                      goals: Sequence[GoalObject], obs: Observation, goal_images: ImageGoalRenderer,
                      trajectory: Trajectory,
                      on_step: Optional[Callable[[Observation, DiscreteAction], None]],
-                     on_goal: Optional[Callable[[int, Goal], None]] = None,
+                     on_goal: Optional[Callable[[int, Goal], None]] = None, max_actions: int = 0,
                      ) -> tuple[SubtaskRecord, Observation]:
+        """One subtask of at most ``max_actions`` actions (0: the episode budget is spent, it fails unstarted
+        but is still scored, as GOAT-Bench scores the subtasks an episode never reached)."""
         cfg = self.run_config
         start_xy = np.asarray(self._world_xy(sim))
         self._last_goal_text = f"{task.modality.value}: {task.category}"
@@ -257,7 +332,7 @@ class EpisodeRunner:
         actions: list[DiscreteAction] = []
         stop_reason = "budget"
         prev_xy = start_xy
-        for _ in range(cfg.max_actions_per_subtask):
+        for _ in range(max_actions):
             action = agent.act(obs)
             actions.append(action)
             if on_step is not None:
@@ -273,7 +348,9 @@ class EpisodeRunner:
             prev_xy = xy
         final_xy = np.asarray(self._world_xy(sim))
         distance_m = region.distance_m(final_xy)
-        success = stop_reason == "stop" and distance_m <= cfg.success_distance_m
+        if cfg.success_metric == "visible_object":  # CoW: the target in the final image, within the distance
+            distance_m = target_visible_m(sim.current_objects(), goals, final_xy, obs.segmentation)
+        success = cfg.success_rule().is_success(stop_reason == "stop", distance_m)
         decision = agent.last_stop if stop_reason == "stop" else None
         start = habitat_to_ros_position(episode.start_position)
         failure = failure_of_subtask(success, stop_reason, decision, start[:2],

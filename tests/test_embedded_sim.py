@@ -214,29 +214,31 @@ def test_forward_into_a_wall_collides_and_stays_navigable(sim: EmbeddedSim) -> N
     assert sim.base_pose_world == before
 
 
-def test_oblique_push_slides_along_the_wall(sim: EmbeddedSim, home: Home) -> None:
+def test_oblique_push_slides_along_the_wall_only_with_sliding_on(sim: EmbeddedSim, home: Home) -> None:
     start, last_free_col = _start_facing_wall(sim)
     heading = math.pi - math.radians(10.0)  # mostly -x, a little +y
+    with EmbeddedSim(home, SimConfig(allow_sliding=True)) as sliding:
+        sliding.reset(start, heading)
+        for _ in range(12):
+            obs = sliding.step(A.MOVE_FORWARD)
+            if obs.collided:
+                break
+        assert obs.collided
+        before = sliding.base_pose_world
+        obs = sliding.step(A.MOVE_FORWARD)
+        assert obs.collided
+        # Against the wall the blocked x component of every increment is dropped and the y component is kept.
+        assert sliding.base_pose_world.x_m == before.x_m
+        slid_m = sliding.base_pose_world.y_m - before.y_m
+        assert slid_m == pytest.approx(0.25 * math.sin(math.radians(10.0)), abs=1e-6)
+    # The default is GOAT-Bench's allow_sliding: False: a blocked step stops at the wall and stays there.
+    assert sim.config.allow_sliding is False
     sim.reset(start, heading)
     for _ in range(12):
-        obs = sim.step(A.MOVE_FORWARD)
-        if obs.collided:
-            break
-    assert obs.collided
-    before = sim.base_pose_world
-    obs = sim.step(A.MOVE_FORWARD)
-    assert obs.collided
-    # Against the wall the blocked x component of every increment is dropped and the y component is kept.
-    assert sim.base_pose_world.x_m == before.x_m
-    slid_m = sim.base_pose_world.y_m - before.y_m
-    assert slid_m == pytest.approx(0.25 * math.sin(math.radians(10.0)), abs=1e-6)
-    with EmbeddedSim(home, SimConfig(allow_sliding=False)) as stiff:
-        stiff.reset(start, heading)
-        for _ in range(12):
-            stiff.step(A.MOVE_FORWARD)
-        stuck = stiff.base_pose_world
-        assert stiff.step(A.MOVE_FORWARD).collided
-        assert stiff.base_pose_world == stuck
+        sim.step(A.MOVE_FORWARD)
+    stuck = sim.base_pose_world
+    assert sim.step(A.MOVE_FORWARD).collided
+    assert sim.base_pose_world == stuck
 
 
 def test_same_actions_give_the_same_poses_and_images(sim: EmbeddedSim) -> None:

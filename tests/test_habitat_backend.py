@@ -305,7 +305,8 @@ def test_the_habitat_backend_loop_on_habitat_sims_return_shapes(monkeypatch: pyt
 
 def test_make_configuration_fills_the_habitat_sim_objects() -> None:
     cfg = make_configuration(build_spec(HabitatConfig(scene_id="scene.glb")), _fake_habitat_sim())
-    assert cfg.sim_cfg.scene_id == "scene.glb" and cfg.sim_cfg.allow_sliding is True
+    # GOAT-Bench's and LangMap's configs set allow_sliding: False; so does ours by default
+    assert cfg.sim_cfg.scene_id == "scene.glb" and cfg.sim_cfg.allow_sliding is False
     (agent,) = cfg.agents
     assert (agent.height, agent.radius) == (1.41, 0.17)
     assert [(s.uuid, s.sensor_type, s.resolution, s.hfov) for s in agent.sensor_specifications] == [

@@ -29,7 +29,8 @@ def _record(**overrides: Any) -> SubtaskRecord:
     return SubtaskRecord(**fields)
 
 
-# Two episodes; hand-computed: SR = 3/5, SPL = (0.5 + 1.0 + 0.25) / 5 = 0.35.
+# Two episodes; hand-computed, pooled over subtasks: SR = 3/5, SPL = (0.5 + 1.0 + 0.25) / 5 = 0.35; per episode
+# (GOAT-Bench): SR = (2/3 + 1/2) / 2 = 7/12, SPL = ((0.5 + 1.0) / 3 + 0.25 / 2) / 2 = 0.3125.
 RECORDS = (
     _record(index=0, modality="object", success=True, spl=0.5),
     _record(index=1, modality="description", success=False, spl=0.0, stop_reason="budget", num_actions=500),
@@ -42,8 +43,10 @@ RECORDS = (
 
 
 def test_summary_hand_computed() -> None:
-    summary = summarise(RECORDS)
+    summary = summarise(RECORDS, averaging="pooled")
     assert (summary.success_rate, summary.spl) == (pytest.approx(0.6), pytest.approx(0.35))
+    official = summarise(RECORDS)
+    assert (official.success_rate, official.spl) == (pytest.approx(7 / 12), pytest.approx(0.3125))
     assert (summary.num_subtasks, summary.num_episodes) == (5, 2)
     assert list(summary.by_modality) == ["object", "description", "image"]
     assert summary.by_modality["object"].to_json() == {"success_rate": 1.0, "spl": 0.375, "count": 2}

@@ -223,8 +223,11 @@ def test_run_task_scores_as_findingdory_does(episode: Episode) -> None:
     assert r.ll_spl == pytest.approx(outcome.shortest_path_m / max(outcome.shortest_path_m, outcome.path_length_m))
     assert outcome.selection is not None
     frame = episode.experience.log.frames[outcome.selection.frame_indices[0]]
-    to_frame = episode.judge.geodesic_m(start, episode.judge.world_pose(frame.pose).xy())
-    assert r.hl_spl == pytest.approx(spl(True, outcome.shortest_path_m, to_frame))
+    # HL-SPL: to the view points of the target the chosen frame satisfied (FindingDory), not to the frame's pose
+    satisfied = episode.judge.check_frame(task.subgoals[0], frame).target_id
+    assert satisfied is not None
+    to_target = episode.judge.distance_m(satisfied, start)
+    assert r.hl_spl == pytest.approx(spl(True, outcome.shortest_path_m, to_target))
     # The navigator stopped at the chosen pose (within its arrival radius) facing the frame's heading.
     assert outcome.path_length_m > 0.0 and outcome.num_actions < 300
 

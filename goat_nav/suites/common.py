@@ -35,6 +35,7 @@ from goat_nav.episode_worker import (
     lost_episode_records,
 )
 from goat_nav.parallel import WORKER_LOST, RunStats, UnitResult, WorkerPool, WorkUnit
+from goat_nav.protocol_meta import protocol_meta, protocol_sim_config
 from goat_nav.report import (
     TRAJECTORIES_META_KEY,
     stored_trajectories,
@@ -48,11 +49,12 @@ from goat_ros.record import RunRecorder, check_bag_path
 from sim_bridge.embedded.catalogue import CATALOGUE
 from sim_bridge.embedded.home import Home
 from sim_bridge.embedded.home_stats import scenes_meta
+from sim_bridge.embedded.sim import SimConfig
 
 
 def suite_workers(run_config: RunConfig, agent_config: AgentConfig, matcher_config: MatcherConfig,
                   extra_labels: Sequence[str] = (), home_for_scene: Optional[Callable[[str], Home]] = None,
-                  verbose: bool = False) -> GoatWorkerFactory:
+                  verbose: bool = False, sim_config: SimConfig = SimConfig()) -> GoatWorkerFactory:
     """The workers of a suite: the benchmark runner with a wider ground-truth label set and homes rebuilt from the
     suite's scene ids.
 
@@ -62,7 +64,7 @@ def suite_workers(run_config: RunConfig, agent_config: AgentConfig, matcher_conf
     """
     labels = [spec.name for spec in CATALOGUE]
     labels += [label for label in extra_labels if label not in labels]
-    return GoatWorkerFactory(run_config, agent_config, matcher_config, labels=tuple(labels),
+    return GoatWorkerFactory(run_config, agent_config, matcher_config, sim_config, labels=tuple(labels),
                              home_for_scene=home_for_scene, verbose=verbose)
 
 
@@ -74,7 +76,7 @@ def check_suite_args(args: argparse.Namespace) -> None:
 
 def load_episodes(args: argparse.Namespace) -> Sequence[GoatEpisode]:
     """The first ``--episodes`` episodes of ``--episodes-file`` (a GOAT-Bench style file keeps the extras)."""
-    episodes = load_goat_dataset(args.episodes_file).episodes
+    episodes = load_goat_dataset(args.episodes_file, max_description_words=None).episodes  # not GOAT-Bench's
     return episodes[: args.episodes] if args.episodes else episodes
 
 
@@ -96,9 +98,17 @@ def agent_config_from_args(args: argparse.Namespace) -> AgentConfig:
     return config
 
 
+def memory_deviation(agent_config: object) -> tuple[str, ...]:
+    """The no-memory ablation named as a protocol deviation (the official protocols keep memory across subtasks)."""
+    return () if getattr(agent_config, "use_memory", True) else ("no memory across subtasks",)
+
+
 def base_meta(args: argparse.Namespace, run_config: RunConfig, source: str) -> dict[str, Any]:
     """The results' meta block shared with ``goat-nav bench`` (the suite adds its own entry)."""
     return {"suite": args.suite, "source": source, "seed": args.seed,
+            **protocol_meta(args.suite, run_config,
+                            protocol_sim_config(args.suite, getattr(args, "embodiment", "official")),
+                            memory_deviation(agent_config_from_args(args))),
             "run_config": dataclasses.asdict(run_config),
             "agent_config": dataclasses.asdict(agent_config_from_args(args)),
             "perception": "ground_truth", "runner": "in_process", "lexicon": lexicon_in_use()}
@@ -217,6 +227,8 @@ def run_episodes(args: argparse.Namespace, episodes: Sequence[GoatEpisode], pool
 def finish(args: argparse.Namespace, run: SuiteRun, meta: dict[str, Any], table: str, started: float,
            what: str) -> int:
     """Print the table and where the files went; write the report."""
+    if "protocol" in meta:
+        print(f"protocol: {meta['protocol']}")
     print(table)
     summary = summarise(run.records)
     if summary.stop_reasons:

@@ -296,9 +296,8 @@ def run_task(sim: EmbeddedSim, judge: TaskJudge, navigator: PoseGoalNavigator, e
         drive = navigate(sim, judge, navigator, task, goals, config.max_actions_per_goal, on_step)
     ll_success = hl.success and _assigned(task, drive.stops, "success")
     hl_goal_m: Optional[float] = None
-    if not task.multi_goal:  # FindingDory leaves HL-SPL undefined for multi-goal tasks
-        hl_goal_m = shortest_m if selection is None else judge.geodesic_m(
-            start_xy, judge.world_pose(log.frames[selection.frame_indices[0]].pose).xy())
+    if not task.multi_goal:  # FindingDory leaves HL-SPL undefined for multi-goal tasks (-1)
+        hl_goal_m = shortest_m if selection is None else _hl_goal_m(judge, task, log, selection, start_xy)
     record = FindingDoryRecord.from_distances(
         episode_id, task.task_id, task.task_type, hl_success=hl.success, hl_dtg_success=hl.dtg,
         hl_sc_success=hl.sc, ll_success=ll_success, shortest_path_m=shortest_m, hl_goal_path_m=hl_goal_m,
@@ -309,6 +308,17 @@ def run_task(sim: EmbeddedSim, judge: TaskJudge, navigator: PoseGoalNavigator, e
                        stops=len(drive.stops), error=error, actions=tuple(drive.actions),
                        path_xy_m=tuple(drive.path_xy_m), goal_starts=tuple(drive.goal_starts),
                        reference_frames=_reference_frames(task, log))
+
+
+def _hl_goal_m(judge: TaskJudge, task: FindingDoryTask, log: ExperienceLog, selection: Selection,
+               start_xy: np.ndarray) -> float:
+    """HL-SPL's path: geodesic from the start to the view points of the target the chosen frame satisfied (as
+    FindingDory measures it), or to the frame's pose when the frame satisfies none (then HL-SPL is 0 anyway)."""
+    frame = log.frames[selection.frame_indices[0]]
+    verdict = judge.check_frame(task.subgoals[0], frame)
+    if verdict.target_id is not None:
+        return judge.distance_m(verdict.target_id, start_xy)
+    return judge.geodesic_m(start_xy, judge.world_pose(frame.pose).xy())
 
 
 def _reference_frames(task: FindingDoryTask, log: ExperienceLog) -> tuple[int, ...]:
@@ -507,8 +517,9 @@ def _print_run_line(tasks: Sequence[_Task], episodes: int, meta: dict[str, Any],
     errors = sum(1 for t in tasks if t.to_json().get("error"))
     high = meta["high_level"]
     print(f"{episodes} episodes, {len(tasks)} tasks in {elapsed_s:.0f} s "
-          f"(high level: {high['selector']}, perception: {meta['perception']}; success distance "
-          f"{config.judge.success_distance_m:g} m, {config.judge.success_metric})"
+          f"(high level: {high['selector']}, perception: {meta['perception']}; success distance: objects "
+          f"{config.judge.success_distance_m:g} m, receptacles {config.judge.receptacle_distance_m:g} m, "
+          f"{config.judge.success_metric})"
           + (f"; {errors} tasks without a high-level answer (see each task's error)" if errors else ""))
 
 

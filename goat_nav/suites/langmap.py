@@ -33,7 +33,7 @@ from goat_core.bench.suite_metrics import (
 )
 from goat_core.errors import EpisodeFormatError
 from goat_core.matching.matcher import MatcherConfig
-from goat_nav.bench_cmd import home_config_from_args, run_config_from_args
+from goat_nav.bench_cmd import home_config_from_args, run_config_from_args, sim_config_from_args
 from goat_nav.episode_worker import GoatWorkerFactory
 from goat_nav.parallel import WorkerPool, parallel_config
 from goat_nav.runner import RunConfig
@@ -125,7 +125,7 @@ def run_suite(args: argparse.Namespace) -> int:
     check_suite_args(args)
     run_config = run_config_from_args(args)  # settings first: a bad one fails before anything is generated
     workers = GoatWorkerFactory(run_config, agent_config_from_args(args), MatcherConfig(),
-                                verbose=args.verbose)
+                                sim_config_from_args(args), verbose=args.verbose)
     # The workers start (and build their agents) while the episodes are generated.
     with WorkerPool(parallel_config(args), workers, max_units=args.episodes) as pool:
         return _run(args, run_config, pool, started)

@@ -26,7 +26,7 @@ from goat_core.bench.results import GroupStats, SubtaskRecord
 from goat_core.bench.suite_metrics import PASTURE_CATEGORIES, PastureRecord, pasture_by_category
 from goat_core.errors import EpisodeFormatError
 from goat_core.matching.matcher import MatcherConfig
-from goat_nav.bench_cmd import home_config_from_args, run_config_from_args
+from goat_nav.bench_cmd import home_config_from_args, run_config_from_args, sim_config_from_args
 from goat_nav.parallel import WorkerPool, parallel_config
 from goat_nav.runner import RunConfig
 from goat_nav.suites.common import (
@@ -102,7 +102,7 @@ def run_suite(args: argparse.Namespace) -> int:
     workers = suite_workers(run_config, agent_config_from_args(args), MatcherConfig(),
                             extra_labels=[spec.name for spec in UNCOMMON_CATALOGUE] + sorted(UNCOMMON_MODEL_CATEGORIES),
                             home_for_scene=home_for_scene,
-                            verbose=args.verbose)
+                            verbose=args.verbose, sim_config=sim_config_from_args(args))
     # The workers start (and build their agents) while the episodes are generated.
     with WorkerPool(parallel_config(args), workers) as pool:
         return _run(args, run_config, pool, started)

@@ -1,7 +1,8 @@
 """The embedded simulator: a Stretch-like disk robot with a tilting RGB-D head camera in a procedural home.
 
 One discrete action is one world update. The base is a disk of ``robot_radius_m`` moving on the navigable
-grid; a blocked forward step slides along the obstacle like habitat-sim's navmesh ``try_step`` when
+grid; a blocked forward step stops at the obstacle, as habitat-sim does with ``allow_sliding: False`` (the
+setting of GOAT-Bench's and LangMap's task configs), or slides along it like the navmesh's ``try_step`` when
 ``allow_sliding`` is set. The camera sits ``camera_height_m`` above the base centre, looking along the base
 heading tilted by ``camera_tilt_rad`` (positive up). Poses in observations are GPS+compass readings: the base
 pose in the episode frame, whose origin is the pose given to ``reset``.
@@ -47,7 +48,7 @@ class SimConfig:
     min_tilt_rad: float = math.radians(-90.0)
     max_tilt_rad: float = math.radians(30.0)
     grid_resolution_m: float = DEFAULT_GRID_RESOLUTION_M
-    allow_sliding: bool = True
+    allow_sliding: bool = False  # GOAT-Bench config/tasks/goat_stretch_hm3d.yaml l.78: allow_sliding: False
 
     def __post_init__(self) -> None:
         for name in ("width_px", "height_px"):

@@ -58,7 +58,8 @@ class HabitatConfig:
     camera_height_m: float = 1.31
     sizes: ActionSizes = field(default_factory=ActionSizes)
     semantic_sensor: bool = True  # ground-truth instance ids, when the scene has semantic annotations
-    allow_sliding: bool = True  # habitat_sim slides along walls on move_forward (habitat-lab's default)
+    # GOAT-Bench's and LangMap's task configs turn habitat-sim's sliding off (goat_stretch_hm3d.yaml l.78)
+    allow_sliding: bool = False
     enable_physics: bool = False
     gpu_device_id: int = 0
     random_seed: int = 0

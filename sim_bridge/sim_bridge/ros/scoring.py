@@ -11,9 +11,11 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from goat_core.bench.episodes import GoatEpisode, goals_for_task
+from goat_core.bench.episodes import GoatEpisode
 from goat_core.bench.failures import SceneObject, failure_of_subtask
+from goat_core.bench.langmap import scored_goals
 from goat_core.bench.metrics import spl as spl_metric
+from goat_core.bench.protocols import GOAT_BENCH, SuccessRule
 from goat_core.bench.results import SubtaskRecord
 from goat_core.errors import ConfigError, GoatError
 from goat_core.frames import habitat_quaternion_to_yaw, habitat_to_ros_position
@@ -43,6 +45,11 @@ class SubtaskScorer:
         self._episodes = {e.episode_id: e for e in episodes}
         self._success_metric = success_metric
         self._success_distance_m = success_distance_m
+        # GOAT-Bench's rule (goat_core.bench.protocols.GOAT_BENCH): STOP, and strictly closer than the threshold
+        distance_to = {"geodesic_viewpoint": "view_points", "euclidean_object": "object",
+                       "visible_object": "visible_object"}[success_metric]
+        self._success_rule = SuccessRule(distance_m=success_distance_m, distance_to=distance_to,
+                                         comparison=GOAT_BENCH.success.comparison)
         self._sim_config = sim_config
         self._scene_id: Optional[str] = None
         self._navgrid: Optional[NavGrid] = None
@@ -76,7 +83,7 @@ class SubtaskScorer:
         c, s = math.cos(yaw0), math.sin(yaw0)
         world = np.array([[start[0] + c * p.x_m - s * p.y_m, start[1] + s * p.x_m + c * p.y_m] for p in poses])
         try:
-            region = SuccessRegion(self._grid(episode.scene_id), goals_for_task(episode, task),
+            region = SuccessRegion(self._grid(episode.scene_id), scored_goals(episode, index, task),
                                    self._success_metric)
             geodesic_m = region.geodesic_m(world[0])
             if not math.isfinite(geodesic_m):
@@ -87,10 +94,10 @@ class SubtaskScorer:
         for prev, cur in zip(world[:-1], world[1:], strict=True):
             path_length_m += float(np.linalg.norm(cur - prev))
         distance_m = region.distance_m(world[-1])
-        success = stop_reason == "stop" and distance_m <= self._success_distance_m
+        success = self._success_rule.is_success(stop_reason == "stop", distance_m)
         decision = decision if stop_reason == "stop" else None
         failure = failure_of_subtask(success, stop_reason, decision, start[:2], yaw0,
-                                     [g.object_id for g in goals_for_task(episode, task)], self._objects)
+                                     [g.object_id for g in scored_goals(episode, index, task)], self._objects)
         return SubtaskRecord(
             **base, success=success, spl=spl_metric(success, geodesic_m, path_length_m),
             path_length_m=path_length_m, geodesic_m=geodesic_m, num_actions=len(actions), stop_reason=stop_reason,

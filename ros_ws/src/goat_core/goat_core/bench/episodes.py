@@ -22,6 +22,7 @@ Positions and rotations are kept exactly as stored (Habitat frame: y up, the age
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import math
@@ -43,6 +44,10 @@ Vec3 = tuple[float, float, float]
 Quat = tuple[float, float, float, float]
 
 CONTENT_DIR = "content"
+CHILDREN_FIELD = "children_object_categories"  # GOAT-Bench goal objects: categories that also count
+# GOAT-Bench's reader drops description subtasks whose lang_desc has more than this many words, counted with
+# split(" ") (goat_bench/dataset/goat_dataset.py l.172-181).
+GOAT_MAX_DESCRIPTION_WORDS = 55
 _GZIP_MAGIC = b"\x1f\x8b"
 # Episode field (kept by the loader in GoatEpisode.extra) holding the word a category task uses, by task index.
 CATEGORY_WORDS_FIELD = "category_words"
@@ -193,8 +198,10 @@ def _category_goals(episode: GoatEpisode, category: str) -> Optional[tuple[GoalO
 def goals_for_task(episode: GoatEpisode, task: GoatTask) -> tuple[GoalObject, ...]:
     """The goal instances that count for a task.
 
-    A category task: every instance of the category (reaching any one succeeds). Description and image tasks:
-    the single ``object_id`` instance.
+    A category task: every instance of the category (reaching any one succeeds) and, as GOAT-Bench's reader
+    adds them (``goat_bench/dataset/goat_dataset.py`` l.195-205), every instance of the categories its first goal
+    object lists under ``children_object_categories`` (looked up by key; a child without goals is skipped).
+    Description and image tasks: the single ``object_id`` instance.
     """
     objects = _category_goals(episode, task.category)
     if not objects:
@@ -203,7 +210,7 @@ def goals_for_task(episode: GoatEpisode, task: GoatTask) -> tuple[GoalObject, ..
             f"(expected key {goals_key(episode.scene_id, task.category)!r})"
         )
     if task.modality is GoalModality.CATEGORY:
-        return objects
+        return objects + _children_goals(episode, objects[0])
     chosen = tuple(g for g in objects if g.object_id == task.object_id)
     if not chosen:
         raise EpisodeFormatError(
@@ -225,6 +232,17 @@ def task_goal_text(episode: GoatEpisode, index: int, task: GoatTask) -> str:
             raise SceneGenerationError(f"episode {episode.episode_id}: object {task.object_id} has no lang_desc")
         return goal.lang_desc
     raise ValueError(f"task {index} of episode {episode.episode_id} is an image task and has no text")
+
+
+def _children_goals(episode: GoatEpisode, first: GoalObject) -> tuple[GoalObject, ...]:
+    children = first.attributes.get(CHILDREN_FIELD) or ()
+    if isinstance(children, str) or not isinstance(children, (list, tuple)):
+        raise EpisodeFormatError(f"episode {episode.uid}: {CHILDREN_FIELD} of {first.object_id!r} must be a list of "
+                                 f"category names, got {short_repr(children)}")
+    found: list[GoalObject] = []
+    for child in children:
+        found.extend(episode.goals.get(goals_key(episode.scene_id, str(child)), ()))
+    return tuple(found)
 
 
 def image_goal_for_task(episode: GoatEpisode, task: GoatTask) -> ImageGoalSpec:
@@ -444,9 +462,12 @@ def _parse_episode(
     where: str,
     goals: Mapping[str, tuple[GoalObject, ...]],
     tasks_from: Callable[[FieldParser, dict[str, Any], str], tuple[GoatTask, ...]],
+    max_description_words: Optional[int] = None,
 ) -> GoatEpisode:
     obj = p.mapping(raw, where)
     tasks = tasks_from(p, obj, where)
+    if max_description_words is not None:
+        tasks = tuple(t for t in tasks if not _too_long(goals, obj, t, max_description_words))
     episode = GoatEpisode(
         episode_id=p.ident(p.require(obj, "episode_id", where), f"{where}.episode_id"),
         scene_id=p.text(p.require(obj, "scene_id", where), f"{where}.scene_id"),
@@ -459,6 +480,20 @@ def _parse_episode(
     )
     _check_task_goals(p, episode, where)
     return episode
+
+
+def _too_long(goals: Mapping[str, tuple[GoalObject, ...]], obj: Mapping[str, Any], task: GoatTask,
+              max_words: int) -> bool:
+    """A description task whose target's ``lang_desc`` has more than ``max_words`` words (split on " ")."""
+    if task.modality is not GoalModality.DESCRIPTION:
+        return False
+    probe = GoatEpisode(episode_id="probe", scene_id=str(obj.get("scene_id", "")), start_position=(0.0, 0.0, 0.0),
+                        start_rotation=(0.0, 0.0, 0.0, 1.0), tasks=(task,), goals=goals)
+    try:
+        target = goals_for_task(probe, task)[0]
+    except EpisodeFormatError:
+        return False  # reported by _check_task_goals with the episode's own name
+    return target.lang_desc is not None and len(target.lang_desc.split(" ")) > max_words
 
 
 def _goat_tasks(p: FieldParser, obj: dict[str, Any], where: str) -> tuple[GoatTask, ...]:
@@ -480,9 +515,10 @@ def _objectnav_tasks(p: FieldParser, obj: dict[str, Any], where: str) -> tuple[G
 class _Format:
     goals_field: str  # top-level field holding the goal table
     tasks_from: Callable[[FieldParser, dict[str, Any], str], tuple[GoatTask, ...]]
+    max_description_words: Optional[int] = None  # longer description tasks are dropped (None: none are)
 
 
-_GOAT = _Format(goals_field="goals", tasks_from=_goat_tasks)
+_GOAT = _Format(goals_field="goals", tasks_from=_goat_tasks, max_description_words=GOAT_MAX_DESCRIPTION_WORDS)
 _OBJECTNAV = _Format(goals_field="goals_by_category", tasks_from=_objectnav_tasks)
 
 
@@ -528,7 +564,10 @@ def _parse_file(
         if _wanted(raw, scenes):
             where = f"episodes[{i}]"
             scene_id = p.text(p.require(p.mapping(raw, where), "scene_id", where), f"{where}.scene_id")
-            episodes.append(_parse_episode(p, raw, where, tables.for_scene(scene_id), fmt.tasks_from))
+            episode = _parse_episode(p, raw, where, tables.for_scene(scene_id), fmt.tasks_from,
+                                     fmt.max_description_words)
+            if episode.tasks:  # every task dropped as too long: nothing left to run
+                episodes.append(episode)
     return episodes
 
 
@@ -573,13 +612,18 @@ def _load(path: PathLike, fmt: _Format, scenes: Optional[Collection[str]]) -> Go
     return GoatDataset(episodes=tuple(_parse_file(path, data, fmt, goals, scenes)), extra=extra)
 
 
-def load_goat_dataset(path: PathLike, *, scenes: Optional[Collection[str]] = None) -> GoatDataset:
+def load_goat_dataset(path: PathLike, *, scenes: Optional[Collection[str]] = None,
+                      max_description_words: Optional[int] = GOAT_MAX_DESCRIPTION_WORDS) -> GoatDataset:
     """Load a GOAT-Bench dataset: a single ``.json`` / ``.json.gz`` file, or a split file with ``content/``.
 
-    ``scenes`` keeps only the named scenes ("TEEsavR23oF"). Raises EpisodeFormatError naming the file, the
-    episode index and the field of the first problem.
+    ``scenes`` keeps only the named scenes ("TEEsavR23oF"). Description subtasks longer than
+    ``max_description_words`` are dropped as GOAT-Bench's reader drops them (None keeps all: files of other
+    suites in the same format). Raises EpisodeFormatError naming the file, the episode index and the field of
+    the first problem.
     """
-    return _load(path, _GOAT, scenes)
+    fmt = _GOAT if max_description_words == _GOAT.max_description_words else dataclasses.replace(
+        _GOAT, max_description_words=max_description_words)
+    return _load(path, fmt, scenes)
 
 
 def load_objectnav_dataset(path: PathLike, *, scenes: Optional[Collection[str]] = None) -> GoatDataset:

@@ -28,7 +28,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Iterable, Mapping, Optional, Union
 
 import numpy as np
 
@@ -39,6 +39,7 @@ from goat_core.bench.episodes import (
     GoatTask,
     Quat,
     Vec3,
+    goals_for_task,
     goals_key,
     parse_view_point,
     read_json,
@@ -65,6 +66,46 @@ SEQUENCE_KEYS = ("episode_by_sequence", "episodes_by_sequence")  # the README sp
 EXTRA_LEVELS = "langmap_levels"
 EXTRA_TEXTS = "langmap_texts"
 EXTRA_TARGET_IDS = "langmap_target_ids"
+# Single-goal tasks LangMap excludes from its evaluation for annotation issues ("<scene>_<level file>_<episode>"):
+# the data of BLACK_TASK_IDS in analyze_langmap_results.py l.8-43 (bo-miao/LangMap, commit a37db3b), the same list
+# as black_task_ids_ in VLN_CE/habitat_extensions/task.py.
+LANGMAP_BLACK_TASK_IDS = frozenset((
+    "00800-TEEsavR23oF_room_74", "00810-CrMo8WxCyVb_object_30", "00810-CrMo8WxCyVb_object_31",
+    "00810-CrMo8WxCyVb_region_75", "00810-CrMo8WxCyVb_region_76", "00810-CrMo8WxCyVb_room_53",
+    "00810-CrMo8WxCyVb_room_54", "00820-mL8ThkuaVTM_object_29", "00820-mL8ThkuaVTM_region_47",
+    "00820-mL8ThkuaVTM_room_39", "00823-7MXmsvcQjpJ_room_100", "00823-7MXmsvcQjpJ_room_101",
+    "00823-7MXmsvcQjpJ_room_74", "00823-7MXmsvcQjpJ_room_98", "00823-7MXmsvcQjpJ_room_99",
+    "00829-QaLdnwvtxbs_room_14", "00829-QaLdnwvtxbs_room_16", "00829-QaLdnwvtxbs_room_21",
+    "00829-QaLdnwvtxbs_room_22", "00829-QaLdnwvtxbs_room_23", "00829-QaLdnwvtxbs_room_24",
+    "00829-QaLdnwvtxbs_room_25", "00829-QaLdnwvtxbs_room_5", "00829-QaLdnwvtxbs_room_7", "00829-QaLdnwvtxbs_room_9",
+    "00832-qyAac8rV8Zk_region_18", "00832-qyAac8rV8Zk_room_18", "00839-zt1RVoi7PcG_object_25",
+    "00839-zt1RVoi7PcG_region_70", "00839-zt1RVoi7PcG_room_54", "00862-LT9Jq6dN3Ea_object_46",
+    "00862-LT9Jq6dN3Ea_region_135", "00862-LT9Jq6dN3Ea_region_37", "00862-LT9Jq6dN3Ea_room_21",
+    "00862-LT9Jq6dN3Ea_room_93", "00871-VBzV5z6i1WS_object_21", "00871-VBzV5z6i1WS_object_28",
+    "00871-VBzV5z6i1WS_object_29", "00871-VBzV5z6i1WS_object_38", "00871-VBzV5z6i1WS_object_8",
+    "00871-VBzV5z6i1WS_region_32", "00871-VBzV5z6i1WS_region_58", "00871-VBzV5z6i1WS_region_67",
+    "00871-VBzV5z6i1WS_region_68", "00871-VBzV5z6i1WS_region_77", "00871-VBzV5z6i1WS_room_21",
+    "00871-VBzV5z6i1WS_room_39", "00871-VBzV5z6i1WS_room_46", "00871-VBzV5z6i1WS_room_47",
+    "00871-VBzV5z6i1WS_room_56", "00873-bxsVRursffK_object_29", "00873-bxsVRursffK_region_52",
+    "00873-bxsVRursffK_room_39", "00876-mv2HUxq3B53_object_16", "00876-mv2HUxq3B53_object_31",
+    "00876-mv2HUxq3B53_object_40", "00876-mv2HUxq3B53_region_33", "00876-mv2HUxq3B53_region_51",
+    "00876-mv2HUxq3B53_region_69", "00876-mv2HUxq3B53_region_81", "00876-mv2HUxq3B53_region_92",
+    "00876-mv2HUxq3B53_region_93", "00876-mv2HUxq3B53_room_19", "00876-mv2HUxq3B53_room_31",
+    "00876-mv2HUxq3B53_room_45", "00876-mv2HUxq3B53_room_50", "00876-mv2HUxq3B53_room_59",
+    "00877-4ok3usBNeis_object_44", "00877-4ok3usBNeis_region_58", "00877-4ok3usBNeis_region_8",
+    "00877-4ok3usBNeis_room_52", "00877-4ok3usBNeis_room_9", "00878-XB4GS9ShBRE_object_18",
+    "00878-XB4GS9ShBRE_region_33", "00878-XB4GS9ShBRE_room_32", "00880-Nfvxx8J5NCo_object_13",
+    "00880-Nfvxx8J5NCo_object_30", "00880-Nfvxx8J5NCo_object_31", "00880-Nfvxx8J5NCo_region_22",
+    "00880-Nfvxx8J5NCo_region_45", "00880-Nfvxx8J5NCo_region_46", "00880-Nfvxx8J5NCo_room_23",
+    "00880-Nfvxx8J5NCo_room_44", "00880-Nfvxx8J5NCo_room_45", "00890-6s7QHgap2fW_region_19",
+    "00890-6s7QHgap2fW_room_16", "00891-cvZr5TUy5C5_object_12", "00891-cvZr5TUy5C5_object_43",
+    "00891-cvZr5TUy5C5_object_44", "00891-cvZr5TUy5C5_region_109", "00891-cvZr5TUy5C5_region_110",
+    "00891-cvZr5TUy5C5_region_111", "00891-cvZr5TUy5C5_region_112", "00891-cvZr5TUy5C5_region_39",
+    "00891-cvZr5TUy5C5_region_40", "00891-cvZr5TUy5C5_region_44", "00891-cvZr5TUy5C5_room_34",
+    "00891-cvZr5TUy5C5_room_35", "00891-cvZr5TUy5C5_room_36", "00891-cvZr5TUy5C5_room_92",
+    "00891-cvZr5TUy5C5_room_93", "00891-cvZr5TUy5C5_room_94", "00891-cvZr5TUy5C5_room_95",
+    "00891-cvZr5TUy5C5_room_96", "00891-cvZr5TUy5C5_room_97", "00894-HY1NcmCgn3n_instance_7",
+))
 
 _GOAL_FIELDS = ("object_id", "object_category", "position", "view_points")  # the rest stays in attributes
 _REGION_FIELDS = ("region_category", "concise_description", "detailed_description")
@@ -432,6 +473,14 @@ def langmap_task_targets(episode: GoatEpisode, index: int) -> tuple[GoalObject, 
     return tuple(by_id[i] for i in ids)
 
 
+def scored_goals(episode: GoatEpisode, index: int, task: GoatTask) -> tuple[GoalObject, ...]:
+    """The goal objects that score subtask ``index``: every ``target_object_ids`` entry of a LangMap episode (a
+    room or region goal is reached at any of its targets, as LangMap scores it), else :func:`goals_for_task`."""
+    if str(index) in (episode.extra.get(EXTRA_TARGET_IDS) or {}):
+        return langmap_task_targets(episode, index)
+    return goals_for_task(episode, task)
+
+
 # ----------------------------------------------------------------------------------------------- results
 
 
@@ -453,6 +502,20 @@ class LangMapResult:
     def to_level_record(self) -> LevelRecord:
         return LevelRecord(level=self.level, success=self.success, spl=self.spl, sequence_id=self.sequence_id,
                            index=self.index)
+
+    @property
+    def task_id(self) -> Optional[str]:
+        """LangMap's id of a single-goal task, "<scene>_<level file name>_<episode_id>"; None for a subgoal."""
+        if self.episode_id is None or self.sequence_id is not None:
+            return None
+        return f"{self.scene_name}_{'object' if self.level == 'scene' else self.level}_{self.episode_id}"
+
+
+def single_goal_records(results: Iterable[LangMapResult]) -> list[LevelRecord]:
+    """The single-goal results LangMap's evaluation scores: multi-goal subgoals and the tasks of
+    :data:`LANGMAP_BLACK_TASK_IDS` left out (``analyze_single_goal_results`` skips those ids)."""
+    return [r.to_level_record() for r in results
+            if r.task_id is not None and r.task_id not in LANGMAP_BLACK_TASK_IDS]
 
 
 def _success(p: FieldParser, value: Any, where: str) -> bool:

@@ -33,9 +33,13 @@ def is_success(called_stop: bool, distance_to_goal_m: float, success_distance_m:
     """Success of one (sub)task: the agent called STOP within ``success_distance_m`` of the goal.
 
     Anderson et al. 2018: an episode succeeds when the agent signals it is done within a threshold
-    distance of the goal. Which distance (geodesic to a view point in the GOAT-Bench config, 0.25 m; Euclidean
-    1 m in the GOAT paper and LangMap) is the caller's choice, as is the threshold. An infinite distance (goal
-    unreachable from where the agent stopped) is a failure.
+    distance of the goal. Which distance and threshold is the caller's choice (GOAT-Bench's config: geodesic to
+    the nearest view point, 0.25 m; the GOAT paper's text: 1 m). LangMap scores the geodesic distance to a view
+    point (0.25 m) at the end of each subgoal without asking for STOP: use
+    ``goat_core.bench.protocols.SuccessRule`` for that and for the strict ``<`` that habitat-lab's ``Success``
+    and GOAT-Bench's ``GoatSuccess`` (``goat_bench/measurements/nav.py`` l.289-292) apply; this function
+    accepts a distance equal to the threshold. An infinite distance (goal unreachable from where the agent
+    stopped) is a failure.
     """
     threshold_m = _length(success_distance_m, "success_distance_m")
     if math.isnan(distance_to_goal_m) or distance_to_goal_m < 0.0:
@@ -52,8 +56,10 @@ def spl(success: bool, shortest_path_m: float, path_length_m: float) -> float:
     subtask ended.
 
     The paper leaves l_i = p_i = 0 open (the agent already stood at the goal and stopped without moving);
-    that path was optimal, so it scores S_i. habitat-lab's SPL measure divides by max(p_i, l_i, epsilon)
-    instead and scores such a subtask 0.
+    that path was optimal, so it scores S_i. habitat-lab's ``SPL`` (``habitat/tasks/nav/nav.py``) and
+    GOAT-Bench's ``GoatSPL`` (``goat_bench/measurements/nav.py`` l.386-392) divide by max(l_i, p_i) with no
+    epsilon, so there the case raises ZeroDivisionError (their episodes never start on a view point); for
+    l_i = 0 < p_i both give 0, as this does.
     """
     shortest_m = _length(shortest_path_m, "shortest_path_m")
     taken_m = _length(path_length_m, "path_length_m")

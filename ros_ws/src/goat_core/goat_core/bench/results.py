@@ -3,9 +3,14 @@
 File layout::
 
     {"summary": {"success_rate", "spl", "by_modality": {modality: {success_rate, spl, count}},
-                 "by_subtask_index": {"0": {...}, ...}, "num_subtasks", "num_episodes", "stop_reasons"},
+                 "by_subtask_index": {"0": {...}, ...}, "num_subtasks", "num_episodes", "stop_reasons",
+                 "averaging"},
      "subtasks": [record, ...],
      "meta": {...}}
+
+``"averaging"`` says how the rates were averaged (``goat_core.bench.protocols.AVERAGING``): ``per_episode``
+(GOAT-Bench: each episode's mean over its subtasks, then the mean over episodes) or ``pooled`` (the mean over
+all subtasks); files written before it was recorded were pooled and read so.
 
 A record carries ``"level"`` only when it has one (LangMap goals); files without it read as before. A failed
 record carries ``"failure"`` (``goat_core.bench.failures``: gave_up, wrong_instance, near_miss, budget, error)
@@ -27,7 +32,8 @@ from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
 from goat_core.bench.failures import FAILURE_CLASSES, count_failures
 from goat_core.bench.levels import parse_level
-from goat_core.bench.metrics import InvalidMetricInputError, group_by, mean_over
+from goat_core.bench.metrics import InvalidMetricInputError, group_by, mean, mean_over
+from goat_core.bench.protocols import AVERAGING
 from goat_core.errors import GoatError, InvalidGoalError
 from goat_core.types import DiscreteAction, GoalModality
 
@@ -234,7 +240,10 @@ class GroupStats:
 
 @dataclass(frozen=True)
 class Summary:
-    """Benchmark-level numbers. Success rate and SPL are means over subtasks (GOAT-Bench reports them so)."""
+    """Benchmark-level numbers. Success rate and SPL are averaged as ``averaging`` says: ``per_episode`` is
+    GOAT-Bench's way (``goat_bench/measurements/nav.py`` l.313-314 and l.405-406 score each episode as
+    successes / subtasks; ``ppo_trainer_no_2d.py`` l.415-419 averages over episodes), ``pooled`` the mean over
+    all subtasks."""
 
     success_rate: float
     spl: float
@@ -245,11 +254,13 @@ class Summary:
     stop_reasons: Mapping[str, int] = field(default_factory=dict)  # how many subtasks ended each way
     failures: Mapping[str, int] = field(default_factory=dict)  # failed subtasks per failure class
     unclassified_failures: int = 0  # failed STOPs without a class (files written before the taxonomy)
+    averaging: str = "per_episode"  # one of goat_core.bench.protocols.AVERAGING
 
     def to_json(self) -> dict[str, Any]:
         extra: dict[str, Any] = {"failures": dict(self.failures)} if self.failures else {}
         if self.unclassified_failures:
             extra["unclassified_failures"] = self.unclassified_failures
+        extra["averaging"] = self.averaging
         return {
             "success_rate": self.success_rate,
             "spl": self.spl,
@@ -270,24 +281,59 @@ def _stats(records: Sequence[SubtaskRecord]) -> GroupStats:
     )
 
 
-def summarise(records: Iterable[SubtaskRecord]) -> Summary:
-    """Success rate and SPL overall, per modality and per subtask index; no records give zeros."""
+def _episode_mean(episodes: Sequence[Sequence[SubtaskRecord]], value: Any, modality: Optional[GoalModality]) -> float:
+    """Mean over episodes of each episode's mean of ``value`` over its subtasks (of ``modality``, if given).
+
+    GOAT-Bench's ``{modality}_success`` (``goat_bench/measurements/nav.py`` l.300-305) is 0.0 for an episode
+    without a subtask of that modality, and the trainer (``ppo_trainer_no_2d.py`` l.415-419) averages it over
+    every episode: such episodes count as 0, as they do there.
+    """
+    per_episode = []
+    for records in episodes:
+        chosen = [r for r in records if modality is None or r.modality is modality]
+        per_episode.append(mean_over(chosen, value) if chosen else 0.0)
+    return mean(per_episode)
+
+
+def _per_episode_stats(episodes: Sequence[Sequence[SubtaskRecord]], modality: Optional[GoalModality]) -> GroupStats:
+    count = sum(1 for records in episodes for r in records if modality is None or r.modality is modality)
+    return GroupStats(success_rate=_episode_mean(episodes, lambda r: float(r.success), modality),
+                      spl=_episode_mean(episodes, lambda r: r.spl, modality), count=count)
+
+
+def summarise(records: Iterable[SubtaskRecord], averaging: str = "per_episode") -> Summary:
+    """Success rate and SPL overall, per modality and per subtask index; no records give zeros.
+
+    ``averaging="per_episode"`` (GOAT-Bench's code, the default): overall and per-modality rates are means over
+    episodes of per-episode means; ``"pooled"``: means over subtasks. Per subtask index both are the same
+    (one subtask of each index per episode).
+    """
+    if averaging not in AVERAGING:
+        raise InvalidResultError(f"averaging must be one of {AVERAGING}, got {averaging!r}")
     items = list(records)
     if not items:
-        return Summary(0.0, 0.0, 0, 0, {}, {}, {reason: 0 for reason in STOP_REASONS}, count_failures(()))
-    overall = _stats(items)
+        return Summary(0.0, 0.0, 0, 0, {}, {}, {reason: 0 for reason in STOP_REASONS}, count_failures(()),
+                       averaging=averaging)
     by_modality = group_by(items, lambda r: r.modality)
     by_index = group_by(items, lambda r: r.index)
+    if averaging == "per_episode":
+        episodes = list(group_by(items, lambda r: (r.scene_id, r.episode_id)).values())
+        overall = _per_episode_stats(episodes, None)
+        modality_stats = {m.value: _per_episode_stats(episodes, m) for m in GoalModality if m in by_modality}
+    else:
+        overall = _stats(items)
+        modality_stats = {m.value: _stats(by_modality[m]) for m in GoalModality if m in by_modality}
     return Summary(
         success_rate=overall.success_rate,
         spl=overall.spl,
         num_subtasks=len(items),
         num_episodes=len({(r.scene_id, r.episode_id) for r in items}),
-        by_modality={m.value: _stats(by_modality[m]) for m in GoalModality if m in by_modality},
+        by_modality=modality_stats,
         by_subtask_index={i: _stats(by_index[i]) for i in sorted(by_index)},
         stop_reasons={reason: sum(r.stop_reason == reason for r in items) for reason in STOP_REASONS},
         failures=count_failures(r.failure for r in items),
         unclassified_failures=sum(not r.success and r.failure is None for r in items),
+        averaging=averaging,
     )
 
 
@@ -349,8 +395,11 @@ def read_results_json(path: PathLike) -> ResultsFile:
             records.append(SubtaskRecord.from_json(raw))
         except InvalidResultError as exc:
             raise InvalidResultError(f"{path}: subtasks[{i}]: {exc}") from None
-    summary = summarise(records)
+    stored_summary = data["summary"] if isinstance(data["summary"], dict) else {}
+    summary = summarise(records, averaging=str(stored_summary.get("averaging", "pooled")))
     recomputed = summary.to_json()
+    if "averaging" not in stored_summary:  # written before the averaging was recorded: pooled
+        recomputed.pop("averaging")
     if "failures" not in data["summary"]:  # written before the failure taxonomy
         recomputed.pop("failures", None)
         recomputed.pop("unclassified_failures", None)
@@ -363,7 +412,8 @@ def read_results_json(path: PathLike) -> ResultsFile:
 
 
 def append_results_json(
-    path: PathLike, new_records: Iterable[SubtaskRecord], meta: Optional[Mapping[str, Any]] = None
+    path: PathLike, new_records: Iterable[SubtaskRecord], meta: Optional[Mapping[str, Any]] = None,
+    averaging: str = "per_episode",
 ) -> ResultsFile:
     """Add records (one finished episode) to the results file, creating it if needed, and re-summarise.
 
@@ -371,7 +421,7 @@ def append_results_json(
     already in the file is refused: resuming a run must not count a subtask twice.
     """
     path = Path(path)
-    old = read_results_json(path) if path.exists() else ResultsFile((), summarise(()), {})
+    old = read_results_json(path) if path.exists() else ResultsFile((), summarise((), averaging), {})
     seen = {(r.scene_id, r.episode_id, r.index) for r in old.records}
     added = list(new_records)
     for r in added:
@@ -384,6 +434,6 @@ def append_results_json(
         seen.add(key)
     records = old.records + tuple(added)
     new_meta = dict(old.meta if meta is None else meta)
-    result = ResultsFile(records=records, summary=summarise(records), meta=new_meta)
+    result = ResultsFile(records=records, summary=summarise(records, averaging), meta=new_meta)
     write_results_json(path, result.records, result.summary, result.meta)
     return result

@@ -101,27 +101,30 @@ def _sequences(records: Iterable[LevelRecord]) -> dict[str, dict[int, bool]]:
     return sequences
 
 
-def seq_sr(records: Iterable[LevelRecord], n: int) -> float:
+def seq_sr(records: Iterable[LevelRecord], n: int, sequence_length: int = 5) -> float:
     """SeqSR@n: the fraction of sequences whose first ``n`` subgoals all succeed.
 
-    LangMap ``analyze_langmap_results.py``: "the percentage of complete sequences where the first K subtasks all
-    succeed", the denominator being every sequence. A subgoal without a record (the run stopped early) counts as
-    failed, so such a sequence scores only up to its first missing subgoal; the reference script scores an
-    incomplete sequence 0 at every K and warns. Returns a fraction in [0, 1]; LangMap prints percent.
+    LangMap ``analyze_langmap_results.py`` (``analyze_sequences``): "the percentage of complete sequences where
+    the first K subtasks all succeed", the denominator being every sequence; a sequence without all of its
+    ``sequence_length`` (5) subgoal records is incomplete and scores 0 at every K (the script warns). Returns a
+    fraction in [0, 1]; LangMap prints percent.
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise InvalidMetricInputError(f"n must be an integer >= 1, got {n!r}")
+    if isinstance(sequence_length, bool) or not isinstance(sequence_length, int) or sequence_length < n:
+        raise InvalidMetricInputError(f"sequence_length must be an integer >= n ({n}), got {sequence_length!r}")
     sequences = _sequences(records)
     if not sequences:
         raise InvalidMetricInputError("SeqSR of no sequences is undefined")
-    passed = sum(all(outcomes.get(i, False) for i in range(n)) for outcomes in sequences.values())
+    complete = [o for o in sequences.values() if set(o) == set(range(sequence_length))]
+    passed = sum(all(outcomes[i] for i in range(n)) for outcomes in complete)
     return passed / len(sequences)
 
 
 def seq_sr_table(records: Iterable[LevelRecord], max_n: int = 5) -> dict[int, float]:
-    """SeqSR@1 .. SeqSR@max_n (LangMap reports @1-@5 for its 5-goal sequences)."""
+    """SeqSR@1 .. SeqSR@max_n of sequences of ``max_n`` subgoals (LangMap reports @1-@5 of its 5-goal ones)."""
     items = list(records)
-    return {n: seq_sr(items, n) for n in range(1, max_n + 1)}
+    return {n: seq_sr(items, n, max_n) for n in range(1, max_n + 1)}
 
 
 # ----------------------------------------------------------------------------------------------- FindingDory
