@@ -25,6 +25,7 @@ from goat_core.perception.factory import PerceptionConfig
 from goat_core.perception.model_folder import check_model_folder
 from goat_nav.episode_worker import GoatWorkerFactory, ProceduralEpisodes
 from goat_nav.parallel import WorkerPool, parallel_config
+from goat_nav.realism import realism_from_args, realism_meta
 from goat_nav.record import check_bag_path
 from goat_nav.report import write_html_report
 from goat_nav.runner import RunConfig
@@ -142,7 +143,7 @@ def prepare_run(args: argparse.Namespace, runner: str, pool: Optional[WorkerPool
                             "run_config": dataclasses.asdict(run_config),
                             "agent_config": dataclasses.asdict(agent_config_from_args(args, run_config)),
                             "perception": stack.perception.backend, "stack": stack.describe(), "runner": runner,
-                            "lexicon": lexicon_in_use()}
+                            "lexicon": lexicon_in_use(), "realism": realism_meta(realism_from_args(args))}
     return episodes, run_config, meta
 
 
@@ -155,7 +156,8 @@ def run_bench(args: argparse.Namespace) -> int:
     if args.record is not None:
         check_bag_path(args.record)  # a bad --record path fails before any episode is generated
     run_config = run_config_from_args(args)  # settings first: a bad one fails before any episode is generated
-    workers = GoatWorkerFactory(run_config, agent_config_from_args(args, run_config), MatcherConfig(), SimConfig(),
+    sim_config = SimConfig(realism=realism_from_args(args))
+    workers = GoatWorkerFactory(run_config, agent_config_from_args(args, run_config), MatcherConfig(), sim_config,
                                 stack=stack_config(args), verbose=args.verbose, live=args.live)
     # Workers first: Ray workers build their agents, then generate the procedural episodes (the serial run's).
     with WorkerPool(parallel_config(args), workers, max_units=args.episodes) as pool:
