@@ -11,7 +11,7 @@ import argparse
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 import numpy as np
 
@@ -74,10 +74,10 @@ def realism_meta(config: RealismConfig) -> dict[str, Any]:
     return meta
 
 
-def realism_line(meta: Any) -> str:
+def realism_line(meta: Mapping[str, Any]) -> str:
     """One line naming a results file's realism (``ideal`` for files written before realism existed)."""
-    block = meta.get("realism") if isinstance(meta, dict) else None
-    if not isinstance(block, dict):
+    block = meta.get("realism")
+    if not isinstance(block, Mapping):
         return "ideal"
     return str(block.get("describe", "ideal"))
 
