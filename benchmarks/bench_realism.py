@@ -128,9 +128,11 @@ def main() -> int:
     episodes = list(generate_dataset(args.episodes, args.seed, HomeConfig(furniture=args.homes),
                                      EpisodeGenConfig()).episodes)
     embedder = SentenceEmbedder()
-    results = [_run(name, _setting(name, args.seed), episodes, args.max_actions, embedder) for name in names]
     print(f"{args.episodes} episodes, seed {args.seed}, {args.homes} homes, budget {args.max_actions} actions")
-    print(_table(results))
+    results: list[SettingResult] = []
+    for name in names:  # each row as soon as it is measured (long runs on a shared machine)
+        results.append(_run(name, _setting(name, args.seed), episodes, args.max_actions, embedder))
+        print(_table(results).splitlines()[-1] if len(results) > 1 else _table(results), flush=True)
     if args.out is not None:
         rows: list[dict[str, Any]] = [r.__dict__ for r in results]
         args.out.write_text(json.dumps({"episodes": args.episodes, "seed": args.seed, "rows": rows}, indent=2))
