@@ -23,6 +23,7 @@ setup(
             "evaluator = goat_ros.evaluator_node:main",
             "recorder = goat_ros.recorder_node:main",
             "live_view = goat_ros.live_view_node:main",
+            "localiser = goat_ros.localiser_node:main",
         ],
     },
 )

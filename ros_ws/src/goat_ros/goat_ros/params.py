@@ -257,3 +257,11 @@ def declare(node: Any, params_type: type[P]) -> P:
             value = float(value)
         values[f.name] = value
     return params_type(**values)
+
+
+@dataclass(frozen=True)
+class LocaliserParams:
+    camera_height_m: float = _p(1.31, "height of the head camera's optical centre above the floor (Stretch: 1.31)")
+    sync_tolerance_s: float = _p(0.0, "0: the parts of an observation set share one stamp (simulator); > 0: group "
+                                      "them around each colour image within this many seconds (robot)")
+    register: bool = _p(True, "register each depth frame against the map (false: only filter depth, map = odom)")
