@@ -27,6 +27,7 @@ from goat_core.perception.model_folder import check_model_folder
 from goat_nav.episode_worker import GoatWorkerFactory, ProceduralEpisodes
 from goat_nav.parallel import WorkerPool, parallel_config
 from goat_nav.protocol_meta import protocol_meta, protocol_sim_config
+from goat_nav.realism import realism_deviation, realism_from_args, realism_meta
 from goat_nav.report import write_html_report
 from goat_nav.runner import RunConfig
 from goat_nav.suites.common import agent_config_from_args, memory_deviation, run_episodes
@@ -111,8 +112,10 @@ def run_config_from_args(args: argparse.Namespace) -> RunConfig:
 
 
 def sim_config_from_args(args: argparse.Namespace) -> SimConfig:
-    """The simulator's embodiment: the suite protocol's (``--embodiment official``) or the robot's own."""
-    return protocol_sim_config(args.suite, getattr(args, "embodiment", "official"))
+    """The simulator's embodiment: the suite protocol's (``--embodiment official``) or the robot's own, with the
+    senses and motion of ``--realism`` (default ideal)."""
+    embodiment = protocol_sim_config(args.suite, getattr(args, "embodiment", "official"))
+    return dataclasses.replace(embodiment, realism=realism_from_args(args))
 
 
 def format_summary(summary: Summary, protocol: str = "") -> str:
@@ -177,12 +180,14 @@ def prepare_run(args: argparse.Namespace, runner: str, pool: Optional[WorkerPool
     agent_config = CowAgentConfig() if agent == "cow" else agent_config_from_args(args)
     meta: dict[str, Any] = {"suite": args.suite, "source": source, "seed": args.seed, "agent": agent,
                             **protocol_meta(args.suite, run_config, sim_config_from_args(args),
-                                            _runner_deviations(runner, run_config) + memory_deviation(agent_config)),
+                                            _runner_deviations(runner, run_config) + memory_deviation(agent_config)
+                                            + realism_deviation(realism_from_args(args))),
                             "run_config": dataclasses.asdict(run_config),
                             "agent_config": dataclasses.asdict(agent_config),
                             "perception": stack.perception.backend, "stack": stack.describe(), "runner": runner,
                             "lexicon": lexicon_in_use(),
-                            "perception_errors": describe_errors(stack.perception.errors, stack.perception.errors_seed)}
+                            "perception_errors": describe_errors(stack.perception.errors, stack.perception.errors_seed),
+                            "realism": realism_meta(realism_from_args(args))}
     return episodes, run_config, meta
 
 

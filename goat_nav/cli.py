@@ -28,6 +28,7 @@ from goat_core.perception.factory import PERCEPTION_BACKENDS
 from goat_nav.agents import AGENTS
 from goat_nav.goal_cmd import add_goal_parser
 from goat_nav.parallel import add_parallel_args, parallel_config
+from goat_nav.realism import add_realism_args, check_realism_args
 from goat_nav.suites.findingdory_args import add_findingdory_args
 from sim_bridge.embedded.home import HOME_KINDS, HomeConfig
 
@@ -143,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--ros", action="store_true",
                        help="replay the episodes through the ROS 2 graph (needs scripts/setup_ros.sh)")
     add_parallel_args(bench)
+    add_realism_args(bench)
 
     launch = sub.add_parser("launch", help="run a ROS 2 bringup's nodes without ros2 launch (same nodes, same params)")
     launch.add_argument("bringup", choices=("sim", "bench", "stretch"), help="which node set (goat_ros.graph)")
@@ -211,6 +213,7 @@ def _check_bench_args(args: argparse.Namespace) -> None:
     if args.live is not None and (args.suite != "goat" or args.ros):
         raise GoatError("--live serves the in-process GOAT suite (goat-nav bench without --ros or --suite); "
                         "for a ROS graph run 'goat-nav view' next to it")
+    check_realism_args(args)
     parallel_config(args)  # Ray missing, --ros or --live with workers, --resume without --out
 
 

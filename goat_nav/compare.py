@@ -22,6 +22,7 @@ from goat_core.bench.failures import FAILURE_CLASSES
 from goat_core.bench.metrics import group_by, mean_over
 from goat_core.bench.results import ResultsFile, SubtaskRecord, read_results_json
 from goat_core.errors import GoatError
+from goat_nav.realism import realism_line
 
 Key = tuple[Optional[str], str, int]  # (scene_id, episode_id, subtask index)
 
@@ -219,8 +220,11 @@ def write_plots(c: Comparison, out_dir: Path) -> list[Path]:
 
 def run_compare(args: argparse.Namespace) -> int:
     """The CLI command: print the tables, write the plots."""
-    comparison = compare(read_results_json(args.sim), read_results_json(args.real))
-    print(f"sim:  {args.sim}\nreal: {args.real}\n")
+    sim, real = read_results_json(args.sim), read_results_json(args.real)
+    comparison = compare(sim, real)
+    # Each run's realism (goat_nav.realism): an ideal simulator run beside a robot run compares more than the agent.
+    print(f"sim:  {args.sim} (realism: {realism_line(sim.meta)})\nreal: {args.real} (realism: "
+          f"{realism_line(real.meta)})\n")
     print(format_tables(comparison))
     if args.out_dir is not None:
         for path in write_plots(comparison, Path(args.out_dir)):

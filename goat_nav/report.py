@@ -63,6 +63,7 @@ from goat_core.bench.suite_metrics import (
     seq_sr_table,
 )
 from goat_core.types import GoalModality
+from goat_nav.realism import realism_line
 from goat_nav.runner import Trajectory
 
 TRAJECTORIES_FORMAT = "goat_nav.trajectories"
@@ -512,6 +513,7 @@ def render_html_report(records: Sequence[SubtaskRecord], summary: Summary, meta:
     by_index = dict(sorted(summary.by_subtask_index.items()))
     overall_rows: list[list[Any]] = [["SR", f"{summary.success_rate:.3f}"], ["SPL", f"{summary.spl:.3f}"],
                                       ["subtasks", summary.num_subtasks], ["episodes", summary.num_episodes]]
+    overall_rows.append(["realism", realism_line(meta)])  # ideal, or the simulated Stretch's noise (docs/realism.md)
     overall_rows += [[f"ended by {k}", v] for k, v in summary.stop_reasons.items()]
     overall = _table(overall_rows, ["metric", "value"], "overall")
     seq_sr = seq_sr_of(records)

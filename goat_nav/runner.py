@@ -30,6 +30,7 @@ from goat_core.matching.matcher import MatcherConfig
 from goat_core.matching.selection import StackConfig, build_stack
 from goat_core.types import DiscreteAction, Goal, GoalModality, Observation
 from goat_nav.agents import BenchAgent, build_baseline_agent, check_agent
+from goat_nav.realism import AgentSenses
 from sim_bridge.embedded.catalogue import CATALOGUE
 from sim_bridge.embedded.episodes import ImageGoalRenderer, parse_scene_id, task_goal_text
 from sim_bridge.embedded.home import Home, generate_home
@@ -214,6 +215,8 @@ class EpisodeRunner:
         self._sim: Optional[EmbeddedSim] = None
         self._scene_id: Optional[str] = None
         self._last_goal_text = ""
+        # The realism profile's localiser and the believed-vs-true pose log (goat_nav.realism); ideal: no change.
+        self.senses = AgentSenses(sim_config.realism)
 
     def close(self) -> None:
         if self._sim is not None:
@@ -245,6 +248,7 @@ class EpisodeRunner:
         start = habitat_to_ros_position(episode.start_position)
         obs = sim.reset(np.asarray(start[:2]), habitat_quaternion_to_yaw(episode.start_rotation))
         agent.reset_episode()
+        self.senses.reset()
         grid = sim.navgrid
         trajectory = Trajectory(episode.episode_id, episode.scene_id, navigable=grid.navigable,
                                 grid_origin_xy_m=(float(grid.origin_xy_m[0]), float(grid.origin_xy_m[1])),
@@ -333,10 +337,11 @@ class EpisodeRunner:
         stop_reason = "budget"
         prev_xy = start_xy
         for _ in range(max_actions):
-            action = agent.act(obs)
+            seen = self.senses.see(obs, sim.episode_pose())
+            action = agent.act(seen)
             actions.append(action)
             if on_step is not None:
-                on_step(obs, action)
+                on_step(seen, action)
             if action is DiscreteAction.STOP:
                 stop_reason = "stop"
                 break
@@ -347,6 +352,7 @@ class EpisodeRunner:
                 trajectory.positions_xy_m.append((float(xy[0]), float(xy[1])))
             prev_xy = xy
         final_xy = np.asarray(self._world_xy(sim))
+        self.senses.log.subtask_end.append(len(self.senses.log.truth) - 1)
         distance_m = region.distance_m(final_xy)
         if cfg.success_metric == "visible_object":  # CoW: the target in the final image, within the distance
             distance_m = target_visible_m(sim.current_objects(), goals, final_xy, obs.segmentation)

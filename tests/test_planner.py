@@ -72,6 +72,19 @@ def test_bad_source_raises(source: tuple[int, int]) -> None:
         geodesic_distance(grid, source, 0.1)
 
 
+@pytest.mark.parametrize("diagonals", [False, True])
+def test_a_source_without_side_neighbours_reaches_nothing(diagonals: bool) -> None:
+    """A drifting pose can put the robot in a pocket of its own map; scikit-fmm would raise (no zero contour)."""
+    grid = np.zeros((20, 20), dtype=bool)
+    grid[10, 10] = True
+    if diagonals:
+        grid[9, 9] = grid[11, 11] = True
+    dist = geodesic_distance(grid, (10, 10), 0.05)
+    assert dist[10, 10] == 0.0 and np.isinf(np.delete(dist.ravel(), 10 * 20 + 10)).all()
+    with_speed = geodesic_distance(grid, (10, 10), 0.05, np.ones((20, 20)))
+    assert np.isinf(with_speed).sum() == 399
+
+
 @pytest.mark.parametrize("target", [(50, 50), (5, 55), (55, 2)])
 def test_descend_gives_a_connected_monotone_path(target: tuple[int, int]) -> None:
     grid = open_grid()

@@ -24,6 +24,7 @@ setup(
             "recorder = goat_ros.recorder_node:main",
             "live_view = goat_ros.live_view_node:main",
             "lifecycle_manager = goat_ros.lifecycle_manager_node:main",
+            "localiser = goat_ros.localiser_node:main",
         ],
     },
 )

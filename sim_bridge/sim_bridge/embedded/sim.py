@@ -24,6 +24,7 @@ from goat_core.errors import SceneGenerationError, UnreachableGoalError
 from goat_core.types import ActionSizes, CameraIntrinsics, DiscreteAction, Observation, Pose2D
 from sim_bridge.embedded.home import STRETCH_BASE_RADIUS_M, Home, ObjectSpec
 from sim_bridge.embedded.navgrid import DEFAULT_GRID_RESOLUTION_M, NavGrid
+from sim_bridge.embedded.realism import RealismConfig, SimRealism
 from sim_bridge.embedded.world import RenderedView, Renderer
 
 __all__ = ["EmbeddedSim", "RenderedView", "SimConfig"]
@@ -49,6 +50,8 @@ class SimConfig:
     max_tilt_rad: float = math.radians(30.0)
     grid_resolution_m: float = DEFAULT_GRID_RESOLUTION_M
     allow_sliding: bool = False  # GOAT-Bench config/tasks/goat_stretch_hm3d.yaml l.78: allow_sliding: False
+    # Depth noise, motion noise and odometry drift (sim_bridge.embedded.realism); the default is ideal.
+    realism: RealismConfig = field(default_factory=RealismConfig)
 
     def __post_init__(self) -> None:
         for name in ("width_px", "height_px"):
@@ -92,6 +95,7 @@ class EmbeddedSim:
         self._start = Pose2D(float(start[0]), float(start[1]), 0.0)
         self._step = 0
         self._collided = False
+        self._realism = SimRealism(config.realism)
 
     def __enter__(self) -> EmbeddedSim:
         return self
@@ -150,6 +154,7 @@ class EmbeddedSim:
         self._start = Pose2D(float(xy[0]), float(xy[1]), self._yaw_rad)
         self._step = 0
         self._collided = False
+        self._realism.reset(self._start)
         return self.observe()
 
     def reset_world(self, start_xy_m: Union[Sequence[float], np.ndarray], start_yaw_rad: float) -> Observation:
@@ -161,23 +166,52 @@ class EmbeddedSim:
         action = DiscreteAction(action)
         sizes = self._config.action_sizes
         self._collided = False
-        if action is DiscreteAction.MOVE_FORWARD:
-            self._move_forward(sizes.forward_m)
-        elif action is DiscreteAction.TURN_LEFT:
-            self._yaw_rad = _wrap(self._yaw_rad + sizes.turn_rad)
-        elif action is DiscreteAction.TURN_RIGHT:
-            self._yaw_rad = _wrap(self._yaw_rad - sizes.turn_rad)
-        elif action is DiscreteAction.LOOK_UP:
+        if self._config.realism.is_ideal:
+            self._step_base_ideal(action)
+        else:
+            self._step_base_real(action)
+        if action is DiscreteAction.LOOK_UP:
             self._tilt_rad = min(self._tilt_rad + sizes.look_rad, self._config.max_tilt_rad)
         elif action is DiscreteAction.LOOK_DOWN:
             self._tilt_rad = max(self._tilt_rad - sizes.look_rad, self._config.min_tilt_rad)
         self._step += 1
         return self.observe()
 
-    def _move_forward(self, distance_m: float) -> None:
+    def _step_base_ideal(self, action: DiscreteAction) -> None:
+        """Exact moves and turns (GOAT-Bench)."""
+        sizes = self._config.action_sizes
+        if action is DiscreteAction.MOVE_FORWARD:
+            self._move_forward(sizes.forward_m)
+        elif action is DiscreteAction.TURN_LEFT:
+            self._yaw_rad = _wrap(self._yaw_rad + sizes.turn_rad)
+        elif action is DiscreteAction.TURN_RIGHT:
+            self._yaw_rad = _wrap(self._yaw_rad - sizes.turn_rad)
+
+    def _step_base_real(self, action: DiscreteAction) -> None:
+        """Moves and turns with the realism profile's motion error; the odometry sees what really happened."""
+        sizes = self._config.action_sizes
+        if action is DiscreteAction.MOVE_FORWARD:
+            motion = self._realism.forward(sizes.forward_m)
+        elif action in (DiscreteAction.TURN_LEFT, DiscreteAction.TURN_RIGHT):
+            sign = 1.0 if action is DiscreteAction.TURN_LEFT else -1.0
+            motion = self._realism.turn(sign * sizes.turn_rad)
+        else:
+            return
+        before = self.base_pose_world
+        dx, dy, dyaw = motion
+        distance = math.hypot(dx, dy)
+        if distance > 0.0:
+            self._move_forward(distance, math.atan2(dy, dx))
+        if action is not DiscreteAction.MOVE_FORWARD:
+            self._collided = False  # a turn's drift that meets a wall is not a collision of the action
+        self._yaw_rad = _wrap(self._yaw_rad + dyaw)
+        self._realism.moved(before, self.base_pose_world)
+
+    def _move_forward(self, distance_m: float, heading_offset_rad: float = 0.0) -> None:
         """Advance in small increments; a blocked increment slides along its free axis or stops the move."""
         increments = max(1, math.ceil(distance_m / MOVE_INCREMENT_M - 1e-9))
-        delta = distance_m / increments * np.array([math.cos(self._yaw_rad), math.sin(self._yaw_rad)])
+        heading = self._yaw_rad + heading_offset_rad
+        delta = distance_m / increments * np.array([math.cos(heading), math.sin(heading)])
         start = self._xy.copy()
         for _ in range(increments):
             moved = self._try_increment(delta)
@@ -211,14 +245,20 @@ class EmbeddedSim:
         return Pose2D(float(c * dx + s * dy), float(-s * dx + c * dy),
                       _wrap(self._yaw_rad - self._start.yaw_rad))
 
+    def odometry_pose(self) -> Pose2D:
+        """What the robot believes: wheel odometry in the episode frame (the true pose when it does not drift)."""
+        return self._realism.odometry.pose if self._config.realism.pose_drifts else self.episode_pose()
+
     def observe(self) -> Observation:
-        """The current observation, rendered from the robot's head camera."""
+        """The current observation, rendered from the robot's head camera; pose and depth as the profile has
+        them (``episode_pose`` stays the truth, for evaluation only)."""
         view = self.render_view(self._xy, self._yaw_rad, self._tilt_rad)
         # Pixel counts per id (+1 so the background -1 lands in bin 0); ids with pixels are in frame.
         present = np.flatnonzero(np.bincount(view.segmentation.ravel() + 1)[1:])
         categories = {int(i): self._objects[int(i)].category for i in present if int(i) in self._objects}
         return Observation(
-            rgb=view.rgb, depth_m=view.depth_m, pose=self.episode_pose(), camera_tilt_rad=self._tilt_rad,
+            rgb=view.rgb, depth_m=self._realism.depth(view.depth_m, self._intrinsics), pose=self.odometry_pose(),
+            camera_tilt_rad=self._tilt_rad,
             camera_height_m=self._config.camera_height_m, intrinsics=self._intrinsics,
             collided=self._collided, step=self._step, segmentation=view.segmentation,
             instance_categories=categories)

@@ -15,8 +15,10 @@ and the reason.
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from typing import Any, Optional
 
+from nav_msgs.msg import Odometry
 from rclpy.action import ActionServer
 from rclpy.node import Node
 
@@ -29,6 +31,7 @@ from goat_ros import topics
 from goat_ros.params import SimBridgeParams, declare
 from goat_ros.spin import run_nodes
 from sim_bridge.backends import BridgeSim, HabitatSceneSettings, make_scene_loader
+from sim_bridge.embedded.realism import realism_profile
 from sim_bridge.embedded.sim import SimConfig
 from sim_bridge.ros.stream import ObservationStream, StreamSettings
 
@@ -38,6 +41,9 @@ class SimBridgeNode(Node):
                  sim_config: SimConfig = SimConfig()) -> None:
         super().__init__(name, cli_args=cli_args)
         self.params = declare(self, SimBridgeParams)
+        if self.params.realism != "ideal":  # the stretch profile: drifting /odom, noisy depth (docs/realism.md)
+            realism = realism_profile(self.params.realism, seed=self.params.realism_seed)
+            sim_config = replace(sim_config, realism=realism)
         # Fails here, before any interface exists, for an unknown backend or a missing habitat_sim.
         self._load = make_scene_loader(self.params.backend, sim_config, HabitatSceneSettings(
             scenes_dir=self.params.habitat_scenes_dir, scene_dataset_config=self.params.habitat_scene_dataset_config,
@@ -47,6 +53,9 @@ class SimBridgeNode(Node):
         self._last_stamp_ns = 0
         self._stream = ObservationStream(self, StreamSettings(
             self.params.frame_prefix, self.params.publish_camera_tf, self.params.publish_segmentation), self._now_ns)
+        # The truth, for evaluation: no agent node subscribes (the agent steers by /odom, as on the robot).
+        self._pub_truth = (self.create_publisher(Odometry, topics.GROUND_TRUTH_ODOM, 10)
+                           if self.params.publish_ground_truth else None)
         self.create_service(ResetEpisode, topics.RESET_EPISODE, self._on_reset)
         self.create_service(RenderView, topics.RENDER_VIEW, self._on_render)
         self._action_server = ActionServer(self, ExecuteAction, topics.EXECUTE_ACTION, self._on_execute)
@@ -140,7 +149,12 @@ class SimBridgeNode(Node):
         return stamp
 
     def _publish(self, obs: Observation) -> int:
-        return self._stream.publish(obs)
+        stamp_ns = self._stream.publish(obs)
+        true_pose = getattr(self._sim, "episode_pose", None)  # EmbeddedSim's truth; other backends: none
+        if self._pub_truth is not None and callable(true_pose):
+            header = cv.header(stamp_ns, self._frame(topics.ODOM_FRAME))
+            self._pub_truth.publish(cv.odometry(true_pose(), header, self._frame(topics.BASE_FRAME)))
+        return stamp_ns
 
 
 def main(args: Optional[list[str]] = None) -> None:

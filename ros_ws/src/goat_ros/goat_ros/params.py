@@ -39,6 +39,10 @@ class SimBridgeParams:
     frame_prefix: str = _p("", "prefix of the published TF frame names (multi-robot setups)")
     publish_camera_tf: bool = _p(True, "publish base_link -> camera_link -> camera_color_optical_frame; false when "
                                        "robot_state_publisher publishes the Stretch URDF's camera frames")
+    realism: str = _p("ideal", "embedded: ideal (GOAT-Bench: perfect depth, exact actions, true pose) or stretch "
+                               "(D435 depth noise, motion noise, drifting /odom; docs/realism.md)")
+    realism_seed: int = _p(0, "seed of the realism models' noise (same seed, same run)")
+    publish_ground_truth: bool = _p(True, "publish the true base pose on /sim/ground_truth/odom (evaluation only)")
 
 
 @dataclass(frozen=True)
@@ -273,3 +277,11 @@ def declare(node: Any, params_type: type[P]) -> P:
             value = float(value)
         values[f.name] = value
     return params_type(**values)
+
+
+@dataclass(frozen=True)
+class LocaliserParams:
+    camera_height_m: float = _p(1.31, "height of the head camera's optical centre above the floor (Stretch: 1.31)")
+    sync_tolerance_s: float = _p(0.0, "0: the parts of an observation set share one stamp (simulator); > 0: group "
+                                      "them around each colour image within this many seconds (robot)")
+    register: bool = _p(True, "register each depth frame against the map (false: only filter depth, map = odom)")

@@ -15,6 +15,9 @@ HEAD_CAMERA_RAW = {RGB: "/head_camera_raw/color/image_raw",
                    DEPTH: "/head_camera_raw/aligned_depth_to_color/image_raw",
                    CAMERA_INFO: "/head_camera_raw/color/camera_info"}
 ODOM = "/odom"  # nav_msgs/Odometry, odom -> base_link
+# nav_msgs/Odometry: the simulator's true base pose in the episode frame. Evaluation only: no agent node subscribes
+# (tests/ros/test_ros_ground_truth.py); under the stretch realism profile /odom drifts and this does not.
+GROUND_TRUTH_ODOM = "/sim/ground_truth/odom"
 JOINT_STATES = "/joint_states"  # head pan/tilt
 TF = "/tf"
 TF_STATIC = "/tf_static"

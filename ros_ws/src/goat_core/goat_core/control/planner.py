@@ -96,6 +96,14 @@ def geodesic_distance(traversable: np.ndarray, source: tuple[int, int], cell_m: 
         raise GoatError(f"planning source cell {source} lies outside the {h}x{w} planning grid")
     if not traversable[i, j]:
         raise GoatError(f"planning source cell {source} is not traversable")
+    if not (
+            (i > 0 and traversable[i - 1, j]) or (i + 1 < h and traversable[i + 1, j])
+            or (j > 0 and traversable[i, j - 1]) or (j + 1 < w and traversable[i, j + 1])):
+        # No traversable side neighbour (a drifting pose can put the robot in a pocket of its own map):
+        # scikit-fmm finds no zero contour and raises; nothing is reachable from it.
+        dist = np.full(traversable.shape, np.inf)
+        dist[i, j] = 0.0
+        return dist
     phi = np.ones(traversable.shape, dtype=np.float64)
     phi[i, j] = -1.0
     phi_masked = np.ma.MaskedArray(phi, mask=~traversable)

@@ -1,0 +1,310 @@
+"""Scan-to-map localisation: wheel odometry corrected by registering each depth frame against the robot's map.
+
+On the Stretch (and in the simulator's ``stretch`` realism profile) the base pose comes from wheel odometry,
+which drifts: a per-run scale error of ~1 % and a heading error of ~2.5 % of every turn bend the map. This
+localiser keeps the map straight the way slam_toolbox or AMCL do for a laser scan, with the head camera's depth
+as the scan:
+
+1. the depth image becomes a 2D scan: points between ``min_height_m`` and ``max_height_m`` above the floor
+   (walls and furniture), within ``max_range_m``, in the base frame, thinned to one per ``voxel_m`` cell;
+2. the scan is placed at the predicted pose, the last ``map -> odom`` correction applied to the new odometry
+   pose, and registered against the points mapped so far by point-to-line ICP (the 2D form of point-to-plane
+   ICP, Chen and Medioni 1992; Censi's PLICP): each scan point is paired with its nearest map point and the
+   line fitted through that point's neighbours, and the rigid motion (x, y, yaw) minimising the squared
+   distances to those lines is solved by Gauss-Newton;
+3. a prior on the predicted pose (information ``prior_*``) joins every Gauss-Newton step, so a direction the
+   scan does not constrain (a corridor's axis, a single wall) stays where odometry put it, and a registration
+   with too few paired points or too large a jump is refused (odometry alone then);
+4. the scan joins the map at the corrected pose, and ``map -> odom`` = corrected pose * odometry pose^-1 is
+   what a ROS node would publish.
+
+Depth is filtered before anything maps it (:func:`filter_depth`): returns beyond the range the D435 measures
+well, flying pixels on depth discontinuities and isolated speckles are removed.
+
+Frames: ``odom`` is the odometry's frame (origin: the pose at reset), ``map`` the agent's episode frame; both
+start equal. Pure numpy/scipy (no Open3D).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Optional
+
+import numpy as np
+from scipy import ndimage
+from scipy.spatial import cKDTree
+
+from goat_core.errors import ConfigError
+from goat_core.geometry import depth_to_episode_points, wrap_angle_rad
+from goat_core.types import Observation, Pose2D
+
+__all__ = ["DepthFilterConfig", "Localiser", "LocaliserConfig", "RegistrationResult", "compose", "filter_depth",
+           "inverse"]
+
+
+def compose(a: Pose2D, b: Pose2D) -> Pose2D:
+    """a * b: the pose b (given in a's frame) in a's parent frame."""
+    c, s = math.cos(a.yaw_rad), math.sin(a.yaw_rad)
+    return Pose2D(a.x_m + c * b.x_m - s * b.y_m, a.y_m + s * b.x_m + c * b.y_m,
+                  wrap_angle_rad(a.yaw_rad + b.yaw_rad))
+
+
+def inverse(a: Pose2D) -> Pose2D:
+    c, s = math.cos(a.yaw_rad), math.sin(a.yaw_rad)
+    return Pose2D(-(c * a.x_m + s * a.y_m), -(-s * a.x_m + c * a.y_m), wrap_angle_rad(-a.yaw_rad))
+
+
+# --------------------------------------------------------------------------------------------- depth filter
+
+
+@dataclass(frozen=True)
+class DepthFilterConfig:
+    max_depth_m: float = 5.0  # the D435's error grows as Z^2: ~9 cm RMS at 5 m
+    flying_ratio: float = 0.08  # a pixel whose 3x3 neighbourhood spans more than this (relative) is dropped
+    min_valid_neighbours: int = 5  # of 8: fewer valid neighbours make a speckle
+
+
+def filter_depth(depth_m: np.ndarray, config: DepthFilterConfig = DepthFilterConfig()) -> np.ndarray:
+    """A float32 copy of ``depth_m`` (0 = no return) with far returns, flying pixels and speckles removed."""
+    d = depth_m.astype(np.float32, copy=True)
+    d[~np.isfinite(d) | (d > config.max_depth_m)] = 0.0
+    valid = d > 0.0
+    big = np.where(valid, d, -np.inf)
+    small = np.where(valid, d, np.inf)
+    hi = ndimage.maximum_filter(big, size=3, mode="nearest")
+    lo = ndimage.minimum_filter(small, size=3, mode="nearest")
+    flying = valid & ((hi - lo) > config.flying_ratio * d)
+    neighbours = ndimage.convolve(valid.astype(np.int16), np.ones((3, 3), dtype=np.int16), mode="constant") - 1
+    speckle = valid & (neighbours < config.min_valid_neighbours)
+    d[flying | speckle] = 0.0
+    return d
+
+
+# ---------------------------------------------------------------------------------------------- localiser
+
+
+@dataclass(frozen=True)
+class LocaliserConfig:
+    """Scan extraction, ICP and acceptance settings."""
+
+    min_height_m: float = 0.2  # scan points: above the floor's noise ...
+    max_height_m: float = 1.8  # ... and below the ceiling
+    max_range_m: float = 4.0
+    stride_px: int = 4
+    voxel_m: float = 0.05
+    max_iterations: int = 12
+    max_pair_m: float = 0.25  # nearest map point farther than this: no pair (first iterations) ...
+    final_pair_m: float = 0.06  # ... shrinking to this
+    line_neighbours: int = 6  # map points whose spread weighs a pair
+    point_sigma_m: float = 0.02  # noise of a scan point and a map point
+    cauchy_scale: float = 2.0  # Mahalanobis distance at which a pair's weight halves
+    # How far the prediction may be off, from the odometry's error model: a floor plus a fraction of the motion
+    # since the last frame (Stage's bounds are 1.5 % of a translation and 2.5 % of a rotation; twice that here).
+    prior_sigma_xy_m: float = 0.005
+    prior_sigma_yaw_rad: float = math.radians(0.2)
+    prior_per_m: float = 0.03
+    prior_per_rad: float = 0.1
+    min_pairs: int = 40
+    min_paired_fraction: float = 0.15  # of the scan's points (a 30 deg turn keeps ~30 % in view)
+    max_correction_m: float = 0.3
+    max_correction_rad: float = math.radians(8.0)
+    # Learning the odometry's scale errors: the prior weighs like this much motion of zero error, and the
+    # estimate is bounded (Stage's bounds are 1.5 % and 2.5 %).
+    scale_prior_m2: float = 1.0
+    scale_prior_rad2: float = 0.5
+    max_scale_error: float = 0.08
+    filter: DepthFilterConfig = DepthFilterConfig()
+
+    def __post_init__(self) -> None:
+        for name in ("max_range_m", "voxel_m", "max_pair_m", "final_pair_m", "point_sigma_m", "cauchy_scale",
+                     "prior_sigma_xy_m", "prior_sigma_yaw_rad", "max_correction_m", "max_correction_rad"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0.0):
+                raise ConfigError(f"LocaliserConfig.{name} must be a positive number, got {value!r}")
+        if not 0.0 <= self.min_height_m < self.max_height_m:
+            raise ConfigError(f"LocaliserConfig needs 0 <= min_height_m < max_height_m, got {self.min_height_m!r} "
+                              f"and {self.max_height_m!r}")
+        if self.stride_px < 1 or self.max_iterations < 1 or self.line_neighbours < 2:
+            raise ConfigError(f"LocaliserConfig stride_px, max_iterations >= 1 and line_neighbours >= 2, got "
+                              f"{self.stride_px!r}, {self.max_iterations!r}, {self.line_neighbours!r}")
+
+
+@dataclass(frozen=True)
+class RegistrationResult:
+    """What one frame's registration did."""
+
+    accepted: bool
+    pairs: int
+    scan_points: int
+    correction: Pose2D  # the change of the map pose made by this frame (map frame, at the predicted pose)
+
+
+class Localiser:
+    """Holds the ``map -> odom`` correction and the 2D point map it registers against."""
+
+    def __init__(self, config: LocaliserConfig = LocaliserConfig(), register: bool = True,
+                 filter_depth_images: bool = True) -> None:
+        self.config = config
+        self.register = register
+        self.filter_depth_images = filter_depth_images
+        self.reset()
+
+    def reset(self) -> None:
+        """A new episode: map and odom coincide, and the map is empty."""
+        self.map_to_odom = Pose2D(0.0, 0.0, 0.0)
+        self._map_xy = np.zeros((0, 2))
+        self._map_keys: set[int] = set()
+        self._tree: Optional[cKDTree] = None
+        self._last_odom: Optional[Pose2D] = None
+        self._last_pose: Optional[Pose2D] = None
+        self._scale_xy = 0.0
+        self._scale_yaw = 0.0
+        self._sum_xy = [0.0, 0.0]  # sum of d^2, sum of d * (registered - d)
+        self._sum_yaw = [0.0, 0.0]
+        self.last: Optional[RegistrationResult] = None
+
+    @property
+    def map_points_xy_m(self) -> np.ndarray:
+        return self._map_xy
+
+    def localise(self, obs: Observation) -> Observation:
+        """The observation as the agent should see it: filtered depth and the corrected (map-frame) pose."""
+        if self.filter_depth_images:
+            obs = replace(obs, depth_m=filter_depth(obs.depth_m, self.config.filter))
+        if not self.register:
+            return obs
+        scan = self._scan(obs)
+        if self._last_odom is None or self._last_pose is None:
+            pose = compose(self.map_to_odom, obs.pose)
+        else:
+            moved = compose(inverse(self._last_odom), obs.pose)
+            predicted = compose(self._last_pose, self._calibrated(moved))
+            pose = predicted
+            if scan.shape[0] > 0 and self._tree is not None:
+                pose, self.last = self._register(scan, predicted, moved)
+                if self.last.accepted:
+                    self._learn_scale(moved, compose(inverse(self._last_pose), pose))
+        self._last_odom, self._last_pose = obs.pose, pose
+        self.map_to_odom = compose(pose, inverse(obs.pose))
+        self._add(scan, pose)
+        return replace(obs, pose=pose)
+
+    @property
+    def scale_estimate(self) -> tuple[float, float]:
+        """The odometry's learnt (translation, rotation) scale errors: true motion ~ odometry * (1 + e)."""
+        return self._scale_xy, self._scale_yaw
+
+    def _calibrated(self, moved: Pose2D) -> Pose2D:
+        k_xy, k_yaw = 1.0 + self._scale_xy, 1.0 + self._scale_yaw
+        return Pose2D(moved.x_m * k_xy, moved.y_m * k_xy, moved.yaw_rad * k_yaw)
+
+    def _learn_scale(self, moved: Pose2D, registered: Pose2D) -> None:
+        """Least-squares scale errors from the registered motions: wheel odometry's errors are mostly a per-run
+        scale (a wheel diameter, the wheel separation), so learning them keeps the prediction close."""
+        cfg = self.config
+        d = math.hypot(moved.x_m, moved.y_m)
+        if d > 1e-6:
+            along = (registered.x_m * moved.x_m + registered.y_m * moved.y_m) / d
+            self._sum_xy[0] += d * d
+            self._sum_xy[1] += d * (along - d)
+            self._scale_xy = float(np.clip(self._sum_xy[1] / (self._sum_xy[0] + cfg.scale_prior_m2),
+                                           -cfg.max_scale_error, cfg.max_scale_error))
+        if abs(moved.yaw_rad) > 1e-6:
+            self._sum_yaw[0] += moved.yaw_rad ** 2
+            self._sum_yaw[1] += moved.yaw_rad * (registered.yaw_rad - moved.yaw_rad)
+            self._scale_yaw = float(np.clip(self._sum_yaw[1] / (self._sum_yaw[0] + cfg.scale_prior_rad2),
+                                            -cfg.max_scale_error, cfg.max_scale_error))
+
+    # ---------------------------------------------------------------------------------------------- internals
+
+    def _scan(self, obs: Observation) -> np.ndarray:
+        """(N, 2) scan points in the base frame, one per voxel."""
+        cfg = self.config
+        pts = depth_to_episode_points(obs.depth_m, obs.intrinsics, Pose2D(0.0, 0.0, 0.0), obs.camera_height_m,
+                                      obs.camera_tilt_rad, cfg.stride_px, cfg.max_range_m)
+        xyz = pts.points_xyz_m
+        keep = (xyz[:, 2] >= cfg.min_height_m) & (xyz[:, 2] <= cfg.max_height_m)
+        xy = xyz[keep, :2]
+        if xy.shape[0] == 0:
+            return xy
+        _, first = np.unique(np.floor(xy / cfg.voxel_m).astype(np.int64), axis=0, return_index=True)
+        return np.asarray(xy[np.sort(first)])
+
+    def _add(self, scan_base: np.ndarray, pose: Pose2D) -> None:
+        if scan_base.shape[0] == 0:
+            return
+        xy = _transform(scan_base, pose)
+        cells = np.floor(xy / self.config.voxel_m).astype(np.int64)
+        keys = (cells[:, 0] << 32) ^ (cells[:, 1] & 0xFFFFFFFF)
+        new = np.array([int(k) not in self._map_keys for k in keys], dtype=bool)
+        if not new.any():
+            return
+        self._map_keys.update(int(k) for k in keys[new])
+        self._map_xy = np.vstack([self._map_xy, xy[new]])
+        self._tree = cKDTree(self._map_xy)
+
+    def _register(self, scan: np.ndarray, predicted: Pose2D, moved: Pose2D) -> tuple[Pose2D, RegistrationResult]:
+        """Point-to-line ICP with a prior on ``predicted``; the predicted pose when refused."""
+        cfg = self.config
+        assert self._tree is not None
+        sigma_xy = cfg.prior_sigma_xy_m + cfg.prior_per_m * math.hypot(moved.x_m, moved.y_m)
+        sigma_yaw = cfg.prior_sigma_yaw_rad + cfg.prior_per_rad * abs(moved.yaw_rad)
+        prior = np.diag([sigma_xy ** -2, sigma_xy ** -2, sigma_yaw ** -2])
+        x0 = np.array([predicted.x_m, predicted.y_m, predicted.yaw_rad])
+        x = x0.copy()
+        pairs = 0
+        for it in range(cfg.max_iterations):
+            gate = max(cfg.final_pair_m, cfg.max_pair_m * (0.5 ** it))
+            world = _transform(scan, Pose2D(*x))
+            dist, idx = self._tree.query(world, k=1, distance_upper_bound=gate)
+            paired = np.isfinite(dist)
+            pairs = int(paired.sum())
+            if pairs < cfg.min_pairs:
+                break
+            info = self._information(idx[paired])
+            p, q = world[paired], self._map_xy[idx[paired]]
+            e = p - q
+            # d(world)/d(yaw) = (-(py - ty), px - tx): rotation about the robot's position.
+            rel = p - x[:2]
+            jac = np.zeros((pairs, 2, 3))
+            jac[:, 0, 0] = 1.0
+            jac[:, 1, 1] = 1.0
+            jac[:, 0, 2] = -rel[:, 1]
+            jac[:, 1, 2] = rel[:, 0]
+            # Cauchy weights on the Mahalanobis distance: a pair a few sigma off (a new surface) hardly pulls.
+            m2 = np.einsum("ni,nij,nj->n", e, info, e)
+            robust = 1.0 / (1.0 + m2 / cfg.cauchy_scale ** 2)
+            wj = np.einsum("nij,njk->nik", info, jac) * robust[:, None, None]
+            h = np.einsum("nji,njk->ik", jac, wj) + prior
+            g = np.einsum("nji,nj->i", wj, e) + prior @ (x - x0)
+            step = -np.linalg.solve(h, g)
+            x = x + step
+            if np.abs(step[:2]).max() < 1e-4 and abs(step[2]) < 1e-5 and gate <= cfg.final_pair_m:
+                break
+        corrected = Pose2D(float(x[0]), float(x[1]), wrap_angle_rad(float(x[2])))
+        shift_m = math.hypot(x[0] - x0[0], x[1] - x0[1])
+        turn_rad = abs(wrap_angle_rad(float(x[2] - x0[2])))
+        accepted = (pairs >= cfg.min_pairs and pairs >= cfg.min_paired_fraction * scan.shape[0]
+                    and shift_m <= cfg.max_correction_m and turn_rad <= cfg.max_correction_rad)
+        pose = corrected if accepted else predicted
+        result = RegistrationResult(accepted, pairs, int(scan.shape[0]), compose(inverse(predicted), pose))
+        return pose, result
+
+    def _information(self, idx: np.ndarray) -> np.ndarray:
+        """(N, 2, 2) information matrices of pairs on the map points ``idx``: the inverse of their neighbourhood's
+        spread plus the point noise (2D generalised ICP, Segal et al. 2009). Along a wall the spread is large and
+        the pair hardly constrains; across it only the point noise is left and the pair constrains fully."""
+        cfg = self.config
+        k = min(cfg.line_neighbours, self._map_xy.shape[0])
+        assert self._tree is not None
+        _, nb = self._tree.query(self._map_xy[idx], k=k)
+        pts = self._map_xy[np.asarray(nb).reshape(len(idx), k)]
+        centred = pts - pts.mean(axis=1, keepdims=True)
+        cov = np.einsum("nki,nkj->nij", centred, centred) / k + np.eye(2) * cfg.point_sigma_m ** 2
+        return np.asarray(np.linalg.inv(cov))
+
+
+def _transform(xy: np.ndarray, pose: Pose2D) -> np.ndarray:
+    c, s = math.cos(pose.yaw_rad), math.sin(pose.yaw_rad)
+    return np.column_stack([pose.x_m + c * xy[:, 0] - s * xy[:, 1], pose.y_m + s * xy[:, 0] + c * xy[:, 1]])
