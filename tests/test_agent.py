@@ -401,6 +401,25 @@ def test_gives_up_only_after_every_recovery_when_nothing_is_there() -> None:
     assert all(name in agent.last_stop.reason for name in RECOVERIES)
 
 
+@pytest.mark.parametrize("limit", [5, 40])
+def test_a_subtask_that_runs_past_its_action_limit_stops_where_it_stands(limit: int) -> None:
+    """GOAT-Bench's budget is per episode: a subtask that never settles must end by itself (here: a goal in the
+    next room, still being searched for when the limit comes), so the later subtasks keep their actions."""
+    world = BoxWorld(two_rooms())
+    agent = make_agent(AgentConfig(max_subtask_actions=limit))
+    result = run(world, agent, "sofa")
+    assert len(result.actions) == limit and result.actions[-1] is DiscreteAction.STOP
+    assert DiscreteAction.STOP not in result.actions[:-1]
+    assert agent.last_stop is not None and "action limit" in agent.last_stop.reason
+    agent.start_subtask(Goal(GoalModality.CATEGORY, category="chair"))  # the next subtask counts afresh
+    assert agent.act(world.step(DiscreteAction.TURN_LEFT)) is not DiscreteAction.STOP
+
+
+def test_the_action_limit_must_be_a_positive_integer() -> None:
+    with pytest.raises(ValueError, match="max_subtask_actions must be a positive integer, got 0"):
+        AgentConfig(max_subtask_actions=0)
+
+
 def test_a_category_the_home_lacks_ends_at_the_most_similar_remembered_one() -> None:
     """"couch" resolves to the label "sofa"; no sofa anywhere, a table is remembered: after the recoveries the
     agent goes to the table, not confidently, instead of giving up (the goal may name a synonym the sentence

@@ -32,6 +32,7 @@ def test_a_bench_run_records_its_command_and_the_table_row_shows_it(
     cells = [c.strip() for c in row.strip("|").split(" | ")]
     assert len(cells) == 3, row
     assert cells[0].startswith("goat, 1 episodes (") and "procedural seed=5" in cells[0]
+    assert "protocol " in cells[0]  # the protocol the run was scored under
     assert f"SR {results.summary.success_rate:.3f}, SPL {results.summary.spl:.3f}" in cells[1]
     assert cells[2] == f"`{shlex.join(['goat-nav', *argv])}`"
 

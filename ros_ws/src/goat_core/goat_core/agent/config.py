@@ -45,6 +45,10 @@ class AgentConfig:
     # subtask whose goal memory holds no confident match always looks around first.)
     rescan_when_sure: bool = True
     use_memory: bool = True  # False: the no-memory ablation, map and instances cleared at every subtask
+    # A subtask still running after this many actions ends with STOP where the robot stands (at its best guess):
+    # GOAT-Bench's budget is 5000 actions per episode, shared by its subtasks, so one that never settles would
+    # otherwise take every action of the later ones.
+    max_subtask_actions: int = 500
     collision_ahead_m: float = 0.1  # a bump is marked this far past the front of the base
     collision_half_width_m: float = 0.1
     stuck_collisions: int = 3  # blocked moves in a row before the current target is given up
@@ -80,6 +84,10 @@ class AgentConfig:
         for name in positive:
             if not getattr(self, name) > 0.0:
                 raise ValueError(f"AgentConfig.{name} must be positive, got {getattr(self, name)!r}")
+        if isinstance(self.max_subtask_actions, bool) or not (isinstance(self.max_subtask_actions, int)
+                                                              and self.max_subtask_actions > 0):
+            raise ValueError(f"AgentConfig.max_subtask_actions must be a positive integer, got "
+                             f"{self.max_subtask_actions!r}")
         if not 0.5 <= self.heading_tolerance_turns < 1.0:
             raise ValueError(
                 f"AgentConfig.heading_tolerance_turns must be in [0.5, 1), got {self.heading_tolerance_turns}"

@@ -50,6 +50,7 @@ class Agent:
         self._inspection = Inspection(self._ctx, self._approach, self._targets)
         self._recovering = Recovering(self._ctx, self._approach)
         self._has_goal = False
+        self._subtask_actions = 0  # actions of the current subtask (AgentConfig.max_subtask_actions)
         self.goal_note: Optional[str] = None  # see start_subtask
         self._named_image_goal = False  # an image goal that also names its category
         self._description_goal = False
@@ -103,6 +104,7 @@ class Agent:
         ctx.motion.reset()
         ctx.stop = None
         ctx.moved = False
+        self._subtask_actions = 0
         self._has_goal = True
 
     def _forget(self) -> None:
@@ -118,9 +120,23 @@ class Agent:
             raise InvalidGoalError("Agent.act() called before start_subtask(goal): no goal to act on")
         obs.validate()
         self._integrate(obs)
-        action = self._decide(obs)
+        self._subtask_actions += 1
+        if self._subtask_actions >= self.config.max_subtask_actions and self._ctx.stop is None:
+            action = self._stop_at_action_limit()
+        else:
+            action = self._decide(obs)
         self._ctx.motion.last_action = action
         return action
+
+    def _stop_at_action_limit(self) -> DiscreteAction:
+        """STOP where the robot stands, naming the best match memory holds (never confident: a confident one
+        would have been reached)."""
+        ctx = self._ctx
+        match, inst = ctx.match()
+        reason = f"subtask action limit ({self.config.max_subtask_actions}) reached: stopped where it stood"
+        ctx.stop = (StopDecision.at(inst, confident=False, reason=reason) if inst is not None
+                    else StopDecision(gave_up=True, reason=reason + " with no candidate"))
+        return ctx.emit(DiscreteAction.STOP, "stop", match=match)
 
     # ------------------------------------------------------------------------------------------- sensing
     def _integrate(self, obs: Observation) -> None:
