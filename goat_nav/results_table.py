@@ -78,6 +78,8 @@ def _run_name(meta: Mapping[str, Any], count: str) -> str:
     words = [str(suite), count, str(meta.get("source", "?"))]
     if memory is False:
         words.append("no memory")
+    if meta.get("protocol"):  # files written before protocols were named say nothing here
+        words.append(f"protocol {meta['protocol']}")
     if meta.get("complete") is False:
         words.append("PARTIAL")
     return ", ".join(words)
