@@ -37,7 +37,7 @@ from goat_ros import conversions as cv
 from goat_ros import topics
 from goat_ros.controller_motion import ActionSender, Nav2Handover
 from goat_ros.controller_session import ControllerSession, Nav2Done, Subtask, build_agent, timeout_error
-from goat_ros.lifecycle import ManagedEntities, autostart
+from goat_ros.lifecycle import ManagedEntities, ReleasedAtTeardown, autostart
 from goat_ros.params import ControllerParams, check_controller_params, declare
 
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -45,7 +45,7 @@ GOAL_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
-class ControllerNode(LifecycleNode):
+class ControllerNode(ReleasedAtTeardown, LifecycleNode):
     def __init__(self, name: str = "controller", cli_args: Optional[list[str]] = None,
                  nav2_navigator: Any = None) -> None:
         """``nav2_navigator``: with ``motion_mode: nav2``, the BasicNavigator-like object to drive with (tests pass
@@ -73,7 +73,7 @@ class ControllerNode(LifecycleNode):
         except Exception as exc:  # rclpy would swallow it: log it, keep it for autostart
             self.get_logger().error(f"configure failed: {type(exc).__name__}: {exc}")
             self.start_error = exc
-            self._drop()
+            self._release_configured()
             return TransitionCallbackReturn.FAILURE
         return TransitionCallbackReturn.SUCCESS
 
@@ -114,23 +114,7 @@ class ControllerNode(LifecycleNode):
         self.get_logger().info("controller paused: goals end as errors until it is activated again")
         return TransitionCallbackReturn.SUCCESS
 
-    def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
-        self._drop()
-        return TransitionCallbackReturn.SUCCESS
-
-    def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
-        self._drop()
-        return TransitionCallbackReturn.SUCCESS
-
-    def on_error(self, state: LifecycleState) -> TransitionCallbackReturn:
-        self._drop()
-        return TransitionCallbackReturn.SUCCESS
-
-    @property
-    def active(self) -> bool:
-        return self._active
-
-    def _drop(self) -> None:
+    def _release_configured(self) -> None:
         """What configure made: the topics, the action client, the Nav2 handover and the agent."""
         self._active = False
         self.close()

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from rclpy.action import ActionServer
+from rclpy.lifecycle import LifecycleState, TransitionCallbackReturn
 
 from goat_core.errors import GoatError
 
@@ -62,11 +63,36 @@ class ManagedEntities:
         return len(self._made)
 
 
+class ReleasedAtTeardown:
+    """Mixin of a lifecycle node that builds what it needs at *configure*: *cleanup*, *shutdown* and *error* all
+    release it (the node's ``_release_configured``), and ``active`` says whether it may act (set by the node's
+    *activate* and *deactivate*). List it before ``LifecycleNode`` among the bases."""
+
+    _active: bool
+
+    def _release_configured(self) -> None:
+        raise NotImplementedError
+
+    def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._release_configured()
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._release_configured()
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_error(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._release_configured()
+        return TransitionCallbackReturn.SUCCESS
+
+    @property
+    def active(self) -> bool:
+        return self._active
+
+
 def autostart(node: Any) -> None:
     """Configure and activate ``node`` (a LifecycleNode) at once, as a plain node starts; a failed configure
     raises what the node stored in ``start_error`` (else LifecycleError)."""
-    from rclpy.lifecycle import TransitionCallbackReturn
-
     if node.trigger_configure() != TransitionCallbackReturn.SUCCESS:
         error = getattr(node, "start_error", None)
         if isinstance(error, BaseException):

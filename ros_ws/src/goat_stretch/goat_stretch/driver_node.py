@@ -48,7 +48,7 @@ from tf2_msgs.msg import TFMessage
 from goat_core.types import DiscreteAction
 from goat_interfaces.action import ExecuteAction
 from goat_ros import topics
-from goat_ros.lifecycle import ManagedEntities, autostart
+from goat_ros.lifecycle import ManagedEntities, ReleasedAtTeardown, autostart
 from goat_ros.params import StretchDriverParams, declare
 from goat_stretch.body import RobotLike, base_pose
 from goat_stretch.bringup import executor_config, head_calibration, make_robot, shutdown_exceptions, velocity_config
@@ -60,7 +60,7 @@ SENSOR_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 CMD_VEL = "/cmd_vel"  # Nav2's default output; stretch_ros2's driver listens on /stretch/cmd_vel (remap if needed)
 
 
-class StretchDriverNode(LifecycleNode):
+class StretchDriverNode(ReleasedAtTeardown, LifecycleNode):
     def __init__(self, name: str = "stretch_driver", cli_args: Optional[list[str]] = None,
                  robot: Optional[RobotLike] = None) -> None:
         """``robot``: a started robot to drive (tests); None makes one of ``robot_backend`` at *configure*."""
@@ -132,22 +132,6 @@ class StretchDriverNode(LifecycleNode):
         self.get_logger().info("stretch_driver paused: actions refused, cmd_vel ignored, the base stopped")
         return TransitionCallbackReturn.SUCCESS
 
-    def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
-        self._release()
-        return TransitionCallbackReturn.SUCCESS
-
-    def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
-        self._release()
-        return TransitionCallbackReturn.SUCCESS
-
-    def on_error(self, state: LifecycleState) -> TransitionCallbackReturn:
-        self._release()
-        return TransitionCallbackReturn.SUCCESS
-
-    @property
-    def active(self) -> bool:
-        return self._active
-
     def _pause(self) -> None:
         """Refuse new actions, end the running one and the velocity path, stop the base."""
         self._active = False
@@ -160,7 +144,7 @@ class StretchDriverNode(LifecycleNode):
                 self._velocity = None
             self._executor.stop_base()
 
-    def _release(self) -> None:
+    def _release_configured(self) -> None:
         """Stop the base, drop what *configure* made and release stretch_body."""
         configured = self._executor is not None
         try:
@@ -250,7 +234,7 @@ class StretchDriverNode(LifecycleNode):
 
     def close(self) -> None:
         """Stop the base (velocity mode too) and release stretch_body (node shut-down), in any lifecycle state."""
-        self._release()
+        self._release_configured()
 
 
 def main(args: Optional[list[str]] = None) -> None:
