@@ -1,4 +1,4 @@
-"""Floor plans of real-scale homes (``HomeConfig.layout == "large"``): 8-16 rooms along a hallway.
+"""Floor plans of real-scale homes (``HomeConfig.layout == "large"``): 12-16 rooms along a hallway.
 
 The plan is a house of three bands along x: rooms at the back (top band), a hallway band, rooms at the front
 (bottom band). Its left end is an open-plan public block: dining room and kitchen in the top band, the living
@@ -13,8 +13,10 @@ A room is made of axis-aligned cells; ``Room`` holds the largest one as its main
 ``extra_rects``. Cells lie between wall centre lines; walls stand on every cell side that borders the outside or a
 room of another open group, cut at doors.
 
-Sizes (m, m²) follow ordinary homes: bedroom 9-16 m², bathroom 4-8, living room 20-40, kitchen 8-14, dining room
-9-15, office 8-12, laundry room 4-7, closet 2-3; the hallway is 1.2-1.5 m wide.
+Sizes (m, m²) follow ordinary homes, on their larger side (HM3D's homes have about 112 m² navigable): bedroom
+12-16 m², bathroom 4-8, living room 34-46 with its strip of the hallway band, kitchen 12-18, dining room 12-18,
+office 11-15, laundry room 4-7, closet 2-3; the hallway is 1.4-1.8 m wide. 8-11 private rooms, so 12-16 rooms in
+all with closets.
 """
 
 from __future__ import annotations
@@ -28,19 +30,19 @@ from goat_core.errors import SceneGenerationError
 
 # Room areas by type (m²) and the band depths (m).
 ROOM_AREA_RANGE_M2: dict[str, tuple[float, float]] = {
-    "bedroom": (11.0, 16.0), "bathroom": (4.0, 8.0), "office": (10.0, 14.0), "laundry room": (4.0, 7.0),
-    "kitchen": (9.0, 15.0), "dining room": (10.0, 16.0), "closet": (1.8, 3.0),
+    "bedroom": (12.0, 16.0), "bathroom": (4.0, 8.0), "office": (11.0, 15.0), "laundry room": (4.0, 7.0),
+    "kitchen": (12.0, 18.0), "dining room": (12.0, 18.0), "closet": (1.8, 3.0),
 }
 BAND_DEPTH_RANGE_M = (4.0, 5.2)
 HALLWAY_WIDTH_RANGE_M = (1.4, 1.8)
-LIVING_AREA_RANGE_M2 = (30.0, 42.0)  # with its share of the hallway band in front of the kitchen
+LIVING_AREA_RANGE_M2 = (34.0, 46.0)  # with its share of the hallway band in front of the kitchen
 MIN_ROOM_WIDTH_M = 1.75  # a door (1 m) with its margins (0.3 m) and the wall thickness fits
 CLOSET_WIDTH_RANGE_M = (1.8, 2.1)
 CLOSET_DEPTH_RANGE_M = (1.0, 1.4)
 CLOSET_PROBABILITY = 0.5  # share of bedrooms wide enough that get a closet
 MIN_BEDROOM_BESIDE_CLOSET_M = 2.4
 EN_SUITE_PROBABILITY = 0.35
-PRIVATE_ROOMS_RANGE = (6, 11)  # inclusive: bedrooms, bathrooms, office, laundry room (closets come on top)
+PRIVATE_ROOMS_RANGE = (8, 11)  # inclusive: bedrooms, bathrooms, office, laundry room (closets come on top)
 MAX_ROOMS = 16
 OPEN_GROUP = ("living room", "kitchen", "dining room", "hallway")  # no walls between these
 

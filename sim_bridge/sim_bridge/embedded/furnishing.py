@@ -313,6 +313,23 @@ class Furnisher:
         return self.surface(choice, float(values[int(np.argmax(counts))]) * 0.02)
 
 
+    def level_surface(self, choice: ModelChoice, lo: Vec3, hi: Vec3, below: float = 0.15) -> Optional[Surface]:
+        """The surface of a model within a level given in fractions of its box (``home_dressing.SURFACES``):
+        the height with most upward-facing area among the model's faces over the level's rectangle between
+        ``lo[2] - below`` and ``hi[2]`` (a model's shelf or seat need not be where a primitive recipe has it).
+        None when the model has no upward face there."""
+        w, d, h = choice.size_m
+        points, up = self._surface_points(choice.ref)
+        x, y, z = points[:, 0] / w + 0.5, points[:, 1] / d + 0.5, points[:, 2] / h
+        inside = up & (x >= lo[0]) & (x <= hi[0]) & (y >= lo[1]) & (y <= hi[1]) & (z >= lo[2] - below) \
+            & (z <= hi[2])
+        if not inside.any():
+            return None
+        bins = np.round(points[inside, 2] / 0.02).astype(np.int64)
+        values, counts = np.unique(bins, return_counts=True)
+        return self.surface(choice, float(values[int(np.argmax(counts))]) * 0.02)
+
+
 @lru_cache(maxsize=4)
 def furnisher(libraries: tuple[str, ...], directory: str, cache_dir: Optional[str] = None) -> Furnisher:
     """The process-wide Furnisher of a library set (libraries are read and meshes converted once)."""

@@ -6,7 +6,9 @@
 * ``home_layout``: the floor plan, rooms, doors and wall boxes (a grid of rooms for the small homes, the plans of
   ``floorplan`` for the large ones) and the floor furniture must leave free in front of doors;
 * ``home_placement``: furniture, floor clutter and the small objects on receptacle tops;
+* ``home_dressing``: in the large homes, small objects on shelves, beds, sofas and other levels of furniture;
 * ``home_pasture``: PASTURE's hidden and uncommon objects, drawn from random streams of their own;
+* ``home_reach``: the large homes keep only objects with a view point (every object a reachable goal);
 * ``home_types``: what a home is made of (rooms, doors, walls, objects).
 
 Furniture (``HomeConfig.furniture``): "furnished" makes every object a real 3D model of the
@@ -48,6 +50,7 @@ from sim_bridge.embedded.home_config import (
     large_home_config,
     with_furniture_of,
 )
+from sim_bridge.embedded.home_dressing import DRESSING_STREAM, dress_levels
 from sim_bridge.embedded.home_layout import door_corridors, grid_plan, large_plan
 from sim_bridge.embedded.home_pasture import add_uncommon, hide_objects
 from sim_bridge.embedded.home_placement import (
@@ -59,6 +62,7 @@ from sim_bridge.embedded.home_placement import (
     number_object,
     room_config,
 )
+from sim_bridge.embedded.home_reach import reachable_only
 from sim_bridge.embedded.home_types import Box, Door, Home, ObjectSpec, Part, Rect, Room, SizeLabel
 
 # Random streams of the optional PASTURE additions, separate from the main one so that a home with them is the
@@ -74,6 +78,7 @@ def generate_home(seed: int, config: HomeConfig = _DEFAULT_CONFIG) -> Home:
         raise SceneGenerationError(f"home seed must be a non-negative integer, got {seed!r}")
     fur = furnisher(config.furniture_libraries, config.furniture_dir) if config.furniture == "furnished" else None
     rng = np.random.default_rng(seed)
+    dressing_rng = np.random.default_rng([seed, DRESSING_STREAM])
     open_keepouts: dict[int, list[Rect]] = {}
     if config.layout == "large":
         rooms, doors, walls, open_keepouts = large_plan(rng, config)
@@ -99,13 +104,20 @@ def generate_home(seed: int, config: HomeConfig = _DEFAULT_CONFIG) -> Home:
                 used.update(model_keys(dressed))
                 for small in dressed:
                     objects.append(number_object(rng, small, room, receptacle.object_id, len(objects) + 1, fur))
+            if config.dress_surfaces:
+                on_levels = dress_levels(dressing_rng, piece, room, fur, used)
+                used.update(model_keys(on_levels))
+                for small in on_levels:
+                    objects.append(number_object(dressing_rng, small, room, receptacle.object_id,
+                                                 len(objects) + 1, fur))
     if config.hidden_objects:
         hide_objects(np.random.default_rng([seed, HIDDEN_STREAM]), pieces, objects, config.hidden_objects, fur)
     if config.uncommon_objects:
         add_uncommon(np.random.default_rng([seed, UNCOMMON_STREAM]), pieces, objects, config.uncommon_objects,
                      fur)
-    return Home(seed=seed, config=config, rooms=tuple(rooms), doors=tuple(doors), walls=tuple(walls),
+    home = Home(seed=seed, config=config, rooms=tuple(rooms), doors=tuple(doors), walls=tuple(walls),
                 objects=tuple(objects))
+    return reachable_only(home) if config.layout == "large" else home
 
 
 __all__ = ["Box", "DOOR_END_MARGIN_M", "Door", "FLOOR_CLUTTER", "FURNITURE_KINDS", "FURNITURE_TAG_PATTERN",

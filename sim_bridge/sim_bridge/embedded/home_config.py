@@ -59,6 +59,9 @@ class HomeConfig:
     # Small objects (FLOOR_CLUTTER categories) standing on the floor, one per this much floor area (m²) at
     # most; 0 = none (the small homes).
     floor_clutter_m2_per_object: float = 0.0
+    # Small objects also on the shelves of bookshelves, on beds, sofas, benches... (home_dressing.SURFACES; the
+    # large homes); False: on receptacle tops only (the small homes).
+    dress_surfaces: bool = False
 
     def __post_init__(self) -> None:
         if self.layout not in LAYOUTS:
@@ -116,9 +119,9 @@ def furniture_fields(tag: Optional[str], base: Optional[HomeConfig] = None) -> d
 
 # The settings of the large homes (--homes large): the floor plans of ``floorplan``, more pieces of furniture per
 # room (as many as its area allows, see LARGE_FURNITURE_M2_PER_PIECE) and more small objects on each top.
-LARGE_HOME_FIELDS: dict[str, object] = {"layout": "large", "small_objects_per_receptacle": (4, 10),
+LARGE_HOME_FIELDS: dict[str, object] = {"layout": "large", "small_objects_per_receptacle": (8, 16),
                                         "furniture_per_room": (1, 14), "extra_doors": 0, "max_per_room_factor": 2,
-                                        "floor_clutter_m2_per_object": 0.8}
+                                        "floor_clutter_m2_per_object": 0.8, "dress_surfaces": True}
 # Small objects a large home also leaves on the floor (toys, boxes, plants...): the catalogue's receptacle-placed
 # categories that stand on floors in homes.
 FLOOR_CLUTTER = ("storage box", "basket", "plant", "book", "teddy bear", "vase", "speaker", "towel", "bowl")

@@ -83,13 +83,16 @@ def hide_objects(rng: np.random.Generator, pieces: Sequence[PlacedFurniture], ob
                 continue
             support, z0, z1 = (surface, piece.placed), piece.placed.z0_m + surface.support_m, math.inf
         taken: list[Rect] = []
+        # What already stands inside the piece below its top (the large homes' shelves, home_dressing).
+        inside = [Rect(o.bbox_min_m[0], o.bbox_min_m[1], o.bbox_max_m[0], o.bbox_max_m[1]) for o in objects
+                  if o.receptacle_id == piece.spec.object_id and abs(o.bbox_min_m[2] - piece.placed.top_m) > 1e-6]
         while len(hidden) < wanted and len(taken) < HIDDEN_PER_PLACE:
             want_shown = len(hidden) % 2 == 1
             pool = [c for c in CATALOGUE if c.placement == "receptacle" and c.name not in hidden
                     and (c.name in shown) == want_shown and (fur is None or fur.has(c.name))]
             pool = [c for c in pool if piece.room.room_type in c.room_types] or pool
             small = next((s for j in rng.permutation(len(pool))
-                          if (s := _fit_small(rng, pool[int(j)], area, z0, z1 - z0, taken, fur, support))
+                          if (s := _fit_small(rng, pool[int(j)], area, z0, z1 - z0, taken + inside, fur, support))
                           is not None), None)
             if small is None:
                 break

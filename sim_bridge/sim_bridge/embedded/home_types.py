@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Literal, NamedTuple, Optional, Sequence
 
 from goat_core.errors import SceneGenerationError
-from sim_bridge.embedded.catalogue import HIDING_PLACES, Axis, Shape
+from sim_bridge.embedded.catalogue import Axis, Shape
 from sim_bridge.embedded.furnishing import ModelRef
 from sim_bridge.embedded.home_config import HomeConfig
 
@@ -137,16 +137,11 @@ class Home:
     def hidden_relation(self, obj: ObjectSpec) -> Optional[str]:
         """"inside" or "under" for an object in a hiding place of its receptacle (HomeConfig.hidden_objects).
 
-        None for everything else: objects on the floor or on top of a receptacle.
+        None for everything else: objects on the floor, on top of a receptacle, or on a shelf in sight (the
+        large homes' books on a bookshelf, ``home_dressing``). The generator marks hidden objects when it puts
+        them there (``ObjectSpec.hidden_in``).
         """
-        if obj.receptacle_id is None:
-            return None
-        holder = self.object(obj.receptacle_id)
-        if holder.model is not None:  # a model's support surface may lie below its top (shelves): ask the object
-            return obj.hidden_in
-        place = HIDING_PLACES.get(holder.category)
-        below_top = obj.bbox_min_m[2] < holder.bbox_max_m[2] - 1e-6
-        return place.relation if place is not None and below_top else None
+        return obj.hidden_in if obj.receptacle_id is not None else None
 
 
 class Rect(NamedTuple):

@@ -18,7 +18,7 @@ from scipy import ndimage
 
 from goat_core.errors import SceneGenerationError, UnreachableGoalError
 from sim_bridge.embedded.furnishing import furnisher
-from sim_bridge.embedded.home import Home, ObjectSpec
+from sim_bridge.embedded.home_types import Home, ObjectSpec
 
 DEFAULT_GRID_RESOLUTION_M = 0.05
 # Models: only their faces up to this height block the robot (the Stretch is 1.41 m tall; the agent's map counts
