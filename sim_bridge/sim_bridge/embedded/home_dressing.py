@@ -72,7 +72,8 @@ class Level:
 
 
 def _shelf(z0: float, z1: float) -> Level:
-    return Level((0.06, 0.15, z0), (0.94, 1.0, z1), _SHELF_OBJECTS, (1, 3), books=True)
+    """A bookshelf's inner shelf: filled with rows of books on a primitive, 3-8 objects scattered on a model."""
+    return Level((0.06, 0.15, z0), (0.94, 1.0, z1), _SHELF_OBJECTS + ("book",), (3, 8), books=True)
 
 
 # Read off the recipes: SHELF's boards end at z 0.05, 0.37, 0.68 (the next starts at 0.33, 0.64, 0.95); SOFA's
