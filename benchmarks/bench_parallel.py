@@ -6,12 +6,12 @@ Each repeat runs the same ``goat-nav bench`` command three times as a child proc
 exit (episode generation, Ray start-up and shut-down included):
 
 1. serial: one worker in the command's process (no Ray);
-2. ``--workers 2``: a local Ray runtime that the command starts and stops;
+2. ``--workers 2``: two worker processes forked from the command's own (no Ray);
 3. ``--ray-address``: a cluster of two Ray nodes of one CPU each, started on this machine before the repeats with
    ``ray start --head --num-cpus 1`` and ``ray start --address ... --num-cpus 1`` (goat_nav.ray_cluster), each node
    with its own temporary folder and ports, stopped at the end.
 
-Printed: the wall times and their medians, for each parallel run where its time went (Ray start-up, each
+Printed: the wall times and their medians, for each parallel run where its time went (start-up, each
 worker's build of its simulator and agent, episodes per worker, worker-seconds idle at the end while the last
 episodes finish: the workers take the episodes with the most subtasks first), the speed-up of each parallel run
 over the serial one (targets: >= 1.6x for ``--workers 2`` on 4 episodes, >= 1.85x on 8, on a 2-core machine),
@@ -51,7 +51,7 @@ class Run:
     subtasks: list[Any] = field(default_factory=list)
     sr: float = 0.0
     spl: float = 0.0
-    startup_s: float = 0.0  # Ray runtime and workers started (the command's workers line)
+    startup_s: float = 0.0  # workers (and a Ray runtime) started (the command's workers line)
     builds_s: list[float] = field(default_factory=list)  # each worker's build (simulator, agent)
     per_worker: list[int] = field(default_factory=list)  # episodes each worker ran
     idle_at_end_s: float = 0.0  # worker-seconds waiting for the last episodes of the others
@@ -80,7 +80,7 @@ def _bench(args: argparse.Namespace, out: Path, extra: list[str], env: Optional[
         run.peak_mb = [float(x) for x in workers.group(2).split(",") if x.strip()]
     else:  # serial: the command's own process is the worker
         run.peak_mb = [usage.ru_maxrss / 1024.0]
-    time_line = re.search(r"Ray start-up ([0-9.]+) s, worker builds \[([0-9., ]*)\] s, episodes per worker "
+    time_line = re.search(r"start-up ([0-9.]+) s, worker builds \[([0-9., ]*)\] s, episodes per worker "
                           r"\[([0-9, ]*)\], idle at the end ([0-9.]+) worker-s", output)
     if time_line:
         run.startup_s = float(time_line.group(1))
@@ -122,7 +122,7 @@ def main() -> int:
                       f"{', '.join(f'{m:.0f}' for m in run.peak_mb)} MB  SR {run.sr:.3f} SPL {run.spl:.3f}",
                       flush=True)
                 if run.builds_s:
-                    print(f"          where the time went: Ray start-up {run.startup_s:.1f} s, worker builds "
+                    print(f"          where the time went: start-up {run.startup_s:.1f} s, worker builds "
                           f"{', '.join(f'{b:.1f}' for b in run.builds_s)} s, episodes per worker "
                           f"{run.per_worker}, idle at the end {run.idle_at_end_s:.1f} worker-s", flush=True)
     finally:
