@@ -1,9 +1,9 @@
 """`goat-nav bench --workers N` / `--ray-address`: the same numbers as a serial run, resume, killed workers.
 
-`--workers 2` forks the command's workers (goat_nav.process_pool); the rest runs on real Ray: a Ray cluster started
-for this module with `ray start` (goat_nav.ray_cluster.LocalCluster), shared by the tests that need one. A worker is killed
-for real: the worker of these tests sends itself SIGKILL on its first attempt(s) of one episode, so that Ray sees a
-worker process die. Each test compares with one serial run of the same two short episodes.
+`--workers 2` forks the command's workers (goat_nav.process_pool); the rest runs on real Ray: a Ray cluster
+started for this module with `ray start` (goat_nav.ray_cluster.LocalCluster), shared by the tests that need one. A
+worker is killed for real: the worker of these tests sends itself SIGKILL on its first attempt(s) of one episode,
+so that Ray sees a worker process die. Each test compares with one serial run of the same two short episodes.
 """
 
 from __future__ import annotations
