@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 import pytest
+from pool_sink import Sink
 
-from goat_nav.parallel import ParallelConfig, UnitResult, WorkerPool, WorkUnit, describe
+from goat_nav.parallel import ParallelConfig, WorkerPool, WorkUnit, describe
 
 NEEDS_RAY = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
                                reason="Ray is not installed (pip install -e '.[cluster]')")
@@ -39,17 +40,6 @@ class SleepyWorker:
 
     def close(self) -> None:
         pass
-
-
-class Sink:
-    def __init__(self) -> None:
-        self.results: dict[int, UnitResult] = {}
-
-    def add(self, result: UnitResult) -> None:
-        self.results[result.unit.index] = result
-
-    def postfix(self) -> dict[str, str]:
-        return {}
 
 
 @pytest.fixture(params=["forked", pytest.param("ray", marks=NEEDS_RAY)])

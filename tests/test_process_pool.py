@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+from pool_sink import Sink
 
 from goat_core.errors import GoatError
-from goat_nav.parallel import WORKER_LOST, ParallelConfig, UnitResult, WorkerPool, WorkUnit, describe
+from goat_nav.parallel import WORKER_LOST, ParallelConfig, WorkerPool, WorkUnit, describe
 
 TWO = ParallelConfig(workers=2)
 
@@ -55,17 +56,6 @@ class ToyWorker:
 
     def close(self) -> None:
         pass
-
-
-class Sink:
-    def __init__(self) -> None:
-        self.results: dict[int, UnitResult] = {}
-
-    def add(self, result: UnitResult) -> None:
-        self.results[result.unit.index] = result
-
-    def postfix(self) -> dict[str, str]:
-        return {}
 
 
 def _units(n: int, cost: float = 0.05) -> list[WorkUnit]:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from goat_core.errors import require_positive
 from goat_core.mapping.occupancy import CropBox, OccupancyGrid
 
 NO_SEGMENT = 0  # the segment of an instance too far from every segment
@@ -34,9 +35,7 @@ class FloorSegmentConfig:
     assign_radius_m: float = 1.0  # an instance farther than this from every segment has none
 
     def __post_init__(self) -> None:
-        for name in ("passage_half_width_m", "assign_radius_m"):
-            if not getattr(self, name) > 0.0:
-                raise ValueError(f"FloorSegmentConfig.{name} must be positive, got {getattr(self, name)!r}")
+        require_positive(self, ("passage_half_width_m", "assign_radius_m"))
 
 
 class FloorSegments:
