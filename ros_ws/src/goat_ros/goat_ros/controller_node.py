@@ -33,7 +33,7 @@ from goat_ros import topics
 from goat_ros.controller_motion import ActionSender, Nav2Handover
 from goat_ros.controller_session import ControllerSession, Nav2Done, Subtask, build_agent, timeout_error
 from goat_ros.controller_topics import GOAL_QOS, RELIABLE, ControllerPublishers, sensor_topics
-from goat_ros.lifecycle import ManagedEntities, ReleasedAtTeardown, autostart
+from goat_ros.lifecycle import ReleasedAtTeardown
 from goat_ros.params import ControllerParams, check_controller_params, declare
 
 
@@ -50,12 +50,8 @@ class ControllerNode(ReleasedAtTeardown, LifecycleNode):
         self._sender: Optional[ActionSender] = None
         self.agent: Any = None
         self._s: Any = None
-        self._entities = ManagedEntities(self)
-        self._active = False
         self._held_goal: Optional[GoalMsg] = None  # the newest goal that came while inactive
-        self.start_error: Optional[BaseException] = None  # why the last configure failed
-        if self.params.autostart:
-            autostart(self)
+        self._start_lifecycle()
 
     # ----------------------------------------------------------------------------------------- lifecycle
     def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:

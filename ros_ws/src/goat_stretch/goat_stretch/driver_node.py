@@ -46,7 +46,7 @@ from sensor_msgs.msg import CameraInfo, Image
 from goat_core.types import DiscreteAction
 from goat_interfaces.action import ExecuteAction
 from goat_ros import topics
-from goat_ros.lifecycle import ManagedEntities, ReleasedAtTeardown, autostart
+from goat_ros.lifecycle import ReleasedAtTeardown
 from goat_ros.params import StretchDriverParams, declare
 from goat_stretch.body import RobotLike, base_pose
 from goat_stretch.bringup import executor_config, head_calibration, make_robot, shutdown_exceptions, velocity_config
@@ -75,11 +75,7 @@ class StretchDriverNode(ReleasedAtTeardown, LifecycleNode):
         self._wall_clock = MonotonicClock()  # the robot's time base for cmd_vel staleness (not sim time)
         self._velocity: Optional[VelocityController] = None
         self._velocity_log = VelocityLog()
-        self._entities = ManagedEntities(self)
-        self._active = False
-        self.start_error: Optional[BaseException] = None  # why the last configure failed
-        if self.params.autostart:
-            autostart(self)
+        self._start_lifecycle()
 
     # ----------------------------------------------------------------------------------------- lifecycle
     def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from goat_core.control.frontier import FrontierConfig
 from goat_core.control.planner import PlannerConfig
+from goat_core.control.policy import check_drive_settings
 from goat_core.control.recovery import RecoveryConfig
 from goat_core.errors import require_at_least, require_positive
 from goat_core.mapping.instance_memory import InstanceMemoryConfig
@@ -87,10 +88,7 @@ class AgentConfig:
                                                               and self.max_subtask_actions > 0):
             raise ValueError(f"AgentConfig.max_subtask_actions must be a positive integer, got "
                              f"{self.max_subtask_actions!r}")
-        if not 0.5 <= self.heading_tolerance_turns < 1.0:
-            raise ValueError(
-                f"AgentConfig.heading_tolerance_turns must be in [0.5, 1), got {self.heading_tolerance_turns}"
-            )
+        check_drive_settings(self)
         if not 0.0 < self.expected_view_fraction <= 1.0:
             raise ValueError(
                 f"AgentConfig.expected_view_fraction must be in (0, 1], got {self.expected_view_fraction}"

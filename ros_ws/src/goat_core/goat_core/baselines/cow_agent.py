@@ -55,7 +55,14 @@ import numpy as np
 from goat_core.agent import DebugState, Mode
 from goat_core.control.frontier import FrontierConfig, FrontierExplorer
 from goat_core.control.planner import PlannerConfig, PlanningField, build_field
-from goat_core.control.policy import drive_step, heading_error_rad, tilt_action, turn_toward, went_nowhere
+from goat_core.control.policy import (
+    check_drive_settings,
+    drive_step,
+    heading_error_rad,
+    tilt_action,
+    turn_toward,
+    went_nowhere,
+)
 from goat_core.errors import ConfigError, InvalidGoalError, require_at_least, require_positive
 from goat_core.mapping.instance_memory import InstanceMemory, InstanceMemoryConfig, nearest_distance_2d_m
 from goat_core.mapping.occupancy import OccupancyConfig, OccupancyGrid
@@ -112,9 +119,7 @@ class CowAgentConfig:
         if not 0.0 <= self.goal_margin_m < self.found_radius_m:
             raise ConfigError(f"CowAgentConfig.goal_margin_m must be in [0, found_radius_m), got "
                               f"{self.goal_margin_m!r}")
-        if not 0.5 <= self.heading_tolerance_turns < 1.0:
-            raise ConfigError(f"CowAgentConfig.heading_tolerance_turns must be in [0.5, 1), got "
-                              f"{self.heading_tolerance_turns!r}")
+        check_drive_settings(self)
         require_at_least(self, 1, ("stuck_collisions", "no_progress_steps"))
         if self.confused_restarts < 0:
             raise ConfigError(f"CowAgentConfig.confused_restarts must be >= 0, got {self.confused_restarts!r}")

@@ -8,6 +8,7 @@ from typing import Callable, Optional, Protocol, Sequence
 import numpy as np
 
 from goat_core.control.planner import PlannerConfig, PlanningField
+from goat_core.errors import ConfigError
 from goat_core.geometry import wrap_angle_rad
 from goat_core.types import ActionSizes, DiscreteAction, Pose2D
 
@@ -98,6 +99,14 @@ class DriveSettings(Protocol):
 
     @property
     def heading_tolerance_turns(self) -> float: ...
+
+
+def check_drive_settings(config: DriveSettings) -> None:
+    """ConfigError unless the heading tolerance is in [0.5, 1) turn steps: at least half a step, so that turning
+    never overshoots into the opposite error (:func:`turn_toward`), and under a whole step."""
+    if not 0.5 <= config.heading_tolerance_turns < 1.0:
+        raise ConfigError(f"{type(config).__name__}.heading_tolerance_turns must be in [0.5, 1), got "
+                          f"{config.heading_tolerance_turns!r}")
 
 
 def drive_step(config: DriveSettings, fld: PlanningField, path: np.ndarray, pose: Pose2D,

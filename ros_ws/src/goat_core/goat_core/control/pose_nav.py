@@ -20,7 +20,7 @@ from typing import Optional
 import numpy as np
 
 from goat_core.control.planner import PlannerConfig, PlanningField, build_field
-from goat_core.control.policy import drive_step, tilt_action, turn_toward, went_nowhere
+from goat_core.control.policy import check_drive_settings, drive_step, tilt_action, turn_toward, went_nowhere
 from goat_core.errors import ConfigError, InvalidGoalError, require_at_least, require_positive
 from goat_core.geometry import wrap_angle_rad
 from goat_core.mapping.occupancy import OccupancyConfig, OccupancyGrid
@@ -51,9 +51,7 @@ class PoseNavConfig:
         if self.arrive_radius_m < 0.5 * self.actions.forward_m:
             raise ConfigError(f"PoseNavConfig.arrive_radius_m must be at least half a forward step "
                               f"({0.5 * self.actions.forward_m} m), got {self.arrive_radius_m!r}")
-        if not 0.5 <= self.heading_tolerance_turns < 1.0:
-            raise ConfigError(f"PoseNavConfig.heading_tolerance_turns must be in [0.5, 1), got "
-                              f"{self.heading_tolerance_turns!r}")
+        check_drive_settings(self)
         require_at_least(self, 1, ("no_progress_steps", "max_strikes"))
 
 
