@@ -17,7 +17,9 @@ episodes finish: the workers take the episodes with the most subtasks first), th
 over the serial one (targets: >= 1.6x for ``--workers 2`` on 4 episodes, >= 1.85x on 8, on a 2-core machine),
 the peak memory of the serial process and of each worker process (the command's ``workers:`` line), the load
 average before each run (other jobs on the machine slow the runs down), and whether every run gave the serial
-run's records (they must: SR/SPL and actions do not depend on the workers).
+run's records (they must: SR/SPL and actions do not depend on the workers), and the CPU time on each run's
+longest path (the driver's own and its busiest worker's), which estimates the wall time on a quiet machine
+when the machine is shared.
 """
 
 from __future__ import annotations
@@ -55,6 +57,18 @@ class Run:
     builds_s: list[float] = field(default_factory=list)  # each worker's build (simulator, agent)
     per_worker: list[int] = field(default_factory=list)  # episodes each worker ran
     idle_at_end_s: float = 0.0  # worker-seconds waiting for the last episodes of the others
+    cpu_s: float = 0.0  # CPU time (user + system) of the command and every process it waited for (its workers)
+    worker_cpu_s: list[float] = field(default_factory=list)  # each worker's own CPU time
+
+    @property
+    def busy_path_cpu_s(self) -> float:
+        """The CPU time on the longest path of the run: the driver's own (everything but its workers') and the
+        busiest worker's. On a machine with a core for each process that is about the wall time, whatever other
+        jobs the machine runs now (a load-independent estimate; it counts no waiting, and a process that used
+        several threads at once counts them all)."""
+        if not self.worker_cpu_s:
+            return self.cpu_s
+        return self.cpu_s - sum(self.worker_cpu_s) + max(self.worker_cpu_s)
 
 
 def _bench(args: argparse.Namespace, out: Path, extra: list[str], env: Optional[dict[str, str]] = None) -> Run:
@@ -73,7 +87,8 @@ def _bench(args: argparse.Namespace, out: Path, extra: list[str], env: Optional[
     output = log.read_text()
     if child.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({child.returncode}):\n{output[-3000:]}")
-    run = Run(how="serial" if not extra else " ".join(extra), wall_s=wall_s, load_1min=load)
+    run = Run(how="serial" if not extra else " ".join(extra), wall_s=wall_s, load_1min=load,
+              cpu_s=usage.ru_utime + usage.ru_stime)
     workers = re.search(r"on (\d+) node\(s\) .*peak memory per worker \[([0-9., ]*)\] MB", output)
     if workers:
         run.nodes = int(workers.group(1))
@@ -87,6 +102,9 @@ def _bench(args: argparse.Namespace, out: Path, extra: list[str], env: Optional[
         run.builds_s = [float(x) for x in time_line.group(2).split(",") if x.strip()]
         run.per_worker = [int(x) for x in time_line.group(3).split(",") if x.strip()]
         run.idle_at_end_s = float(time_line.group(4))
+    cpu_line = re.search(r"CPU per worker \[([0-9., ]*)\] s", output)
+    if cpu_line:
+        run.worker_cpu_s = [float(x) for x in cpu_line.group(1).split(",") if x.strip()]
     data = json.loads(out.read_text())
     run.subtasks = data["subtasks"]
     run.sr, run.spl = data["summary"]["success_rate"], data["summary"]["spl"]
@@ -124,7 +142,8 @@ def main() -> int:
                 if run.builds_s:
                     print(f"          where the time went: start-up {run.startup_s:.1f} s, worker builds "
                           f"{', '.join(f'{b:.1f}' for b in run.builds_s)} s, episodes per worker "
-                          f"{run.per_worker}, idle at the end {run.idle_at_end_s:.1f} worker-s", flush=True)
+                          f"{run.per_worker}, idle at the end {run.idle_at_end_s:.1f} worker-s, CPU per worker "
+                          f"{', '.join(f'{c:.1f}' for c in run.worker_cpu_s)} s", flush=True)
     finally:
         if cluster is not None:
             cluster.stop()
@@ -151,6 +170,14 @@ def _report(runs: list[Run]) -> None:
     print(f"per episode (serial): {base / episodes:.1f} s, {actions / episodes:.0f} actions "
           f"({1000.0 * base / max(actions, 1):.0f} ms per action, generation and start-up included)")
     print(f"load average (1 min) before the runs: {', '.join(f'{r.load_1min:.2f}' for r in runs)}")
+    # On a shared machine the wall times measure the other jobs too; CPU time does not.
+    serial_cpu = statistics.median(r.busy_path_cpu_s for r in serial)
+    print("\nCPU time on the longest path (load-independent estimate of a quiet machine's wall time):")
+    for how in dict.fromkeys(r.how for r in runs):
+        group = [r for r in runs if r.how == how]
+        path = statistics.median(r.busy_path_cpu_s for r in group)
+        total = statistics.median(r.cpu_s for r in group)
+        print(f"{how:<34}{path:>10.1f}{serial_cpu / path:>9.2f}x  (CPU of all processes {total:.1f} s)")
     print(f"every run gave the serial run's records (actions, SR, SPL): {'yes' if same else 'NO'}")
 
 

@@ -227,10 +227,12 @@ def describe(stats: RunStats, config: ParallelConfig) -> str:
     nodes = len({(w.host, w.node) for w in stats.workers.values()})
     builds = ", ".join(f"{w.build_s:.1f}" for w in sorted(stats.workers.values(), key=lambda w: w.name))
     units = ", ".join(str(stats.units_per_worker.get(name, 0)) for name in sorted(stats.workers))
+    cpus = ", ".join(f"{w.cpu_s:.1f}" for w in sorted(stats.workers.values(), key=lambda w: w.name))
     return (f"workers: {len(stats.workers)} processes on {nodes} node(s) of {where}; peak memory per worker "
             f"[{peaks}] MB; {stats.worker_deaths} worker deaths, {len(stats.retried)} episodes retried, "
             f"{len(stats.lost)} lost; time: {startup} {stats.startup_s:.1f} s, worker builds [{builds}] s, "
-            f"episodes per worker [{units}], idle at the end {stats.idle_at_end_s:.1f} worker-s")
+            f"episodes per worker [{units}], idle at the end {stats.idle_at_end_s:.1f} worker-s, CPU per worker "
+            f"[{cpus}] s")
 
 
 def _run_in_process(units: Sequence[WorkUnit], worker: EpisodeWorker, sink: ResultSink,

@@ -67,6 +67,7 @@ class WorkerInfo:
     peak_rss_mb: float
     node: str = ""  # the Ray node id ("" outside Ray); several nodes may share a host
     build_s: float = 0.0  # how long building its suite worker (simulator, agent, models) took
+    cpu_s: float = 0.0  # CPU time (user + system) of the worker process so far: what a loaded machine does not change
 
     @property
     def name(self) -> str:
@@ -75,8 +76,9 @@ class WorkerInfo:
 
 def worker_info(node: str = "", build_s: float = 0.0) -> WorkerInfo:
     """This process as a worker."""
-    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # Linux: kilobytes
-    return WorkerInfo(socket.gethostname(), os.getpid(), round(peak_kb / 1024.0, 1), node, build_s)
+    usage = resource.getrusage(resource.RUSAGE_SELF)  # ru_maxrss: kilobytes on Linux
+    return WorkerInfo(socket.gethostname(), os.getpid(), round(usage.ru_maxrss / 1024.0, 1), node, build_s,
+                      round(usage.ru_utime + usage.ru_stime, 2))
 
 
 @dataclass(frozen=True)
