@@ -13,8 +13,9 @@ instances of another segment down rather than dropping them.
 :mod:`goat_core.mapping.room_segments` cuts rooms too, for FindingDory's experience memory, but it is not this
 with other settings: it builds grids of its own from the depth frames (a wall band, so low furniture cannot split
 a room), labels every cell (a flood from the cores) and labels frames; this one reads the agent's obstacle map and
-leaves floor far from every segment unlabelled. Each was measured on its own task (descriptions' rooms here, the
-frames' rooms there), and moving either onto the other changes the agent's actions.
+leaves floor far from every segment unlabelled. Each was tuned on its own task (descriptions' rooms here, the
+frames' rooms there); one in place of the other would give other segments, and so other room votes or frame
+rooms, which would need measuring again.
 """
 
 from __future__ import annotations
