@@ -6,18 +6,20 @@ Each repeat runs the same ``goat-nav bench`` command three times as a child proc
 exit (episode generation, Ray start-up and shut-down included):
 
 1. serial: one worker in the command's process (no Ray);
-2. ``--workers 2``: a local Ray runtime that the command starts and stops;
+2. ``--workers 2``: two worker processes forked from the command's own (no Ray);
 3. ``--ray-address``: a cluster of two Ray nodes of one CPU each, started on this machine before the repeats with
    ``ray start --head --num-cpus 1`` and ``ray start --address ... --num-cpus 1`` (goat_nav.ray_cluster), each node
    with its own temporary folder and ports, stopped at the end.
 
-Printed: the wall times and their medians, for each parallel run where its time went (Ray start-up, each
+Printed: the wall times and their medians, for each parallel run where its time went (start-up, each
 worker's build of its simulator and agent, episodes per worker, worker-seconds idle at the end while the last
 episodes finish: the workers take the episodes with the most subtasks first), the speed-up of each parallel run
 over the serial one (targets: >= 1.6x for ``--workers 2`` on 4 episodes, >= 1.85x on 8, on a 2-core machine),
 the peak memory of the serial process and of each worker process (the command's ``workers:`` line), the load
 average before each run (other jobs on the machine slow the runs down), and whether every run gave the serial
-run's records (they must: SR/SPL and actions do not depend on the workers).
+run's records (they must: SR/SPL and actions do not depend on the workers), and the CPU time on each run's
+longest path (the driver's own and its busiest worker's), which estimates the wall time on a quiet machine
+when the machine is shared.
 """
 
 from __future__ import annotations
@@ -51,10 +53,22 @@ class Run:
     subtasks: list[Any] = field(default_factory=list)
     sr: float = 0.0
     spl: float = 0.0
-    startup_s: float = 0.0  # Ray runtime and workers started (the command's workers line)
+    startup_s: float = 0.0  # workers (and a Ray runtime) started (the command's workers line)
     builds_s: list[float] = field(default_factory=list)  # each worker's build (simulator, agent)
     per_worker: list[int] = field(default_factory=list)  # episodes each worker ran
     idle_at_end_s: float = 0.0  # worker-seconds waiting for the last episodes of the others
+    cpu_s: float = 0.0  # CPU time (user + system) of the command and every process it waited for (its workers)
+    worker_cpu_s: list[float] = field(default_factory=list)  # each worker's own CPU time
+
+    @property
+    def busy_path_cpu_s(self) -> float:
+        """The CPU time on the longest path of the run: the driver's own (everything but its workers') and the
+        busiest worker's. On a machine with a core for each process that is about the wall time, whatever other
+        jobs the machine runs now (a load-independent estimate; it counts no waiting, and a process that used
+        several threads at once counts them all)."""
+        if not self.worker_cpu_s:
+            return self.cpu_s
+        return self.cpu_s - sum(self.worker_cpu_s) + max(self.worker_cpu_s)
 
 
 def _bench(args: argparse.Namespace, out: Path, extra: list[str], env: Optional[dict[str, str]] = None) -> Run:
@@ -73,20 +87,24 @@ def _bench(args: argparse.Namespace, out: Path, extra: list[str], env: Optional[
     output = log.read_text()
     if child.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({child.returncode}):\n{output[-3000:]}")
-    run = Run(how="serial" if not extra else " ".join(extra), wall_s=wall_s, load_1min=load)
+    run = Run(how="serial" if not extra else " ".join(extra), wall_s=wall_s, load_1min=load,
+              cpu_s=usage.ru_utime + usage.ru_stime)
     workers = re.search(r"on (\d+) node\(s\) .*peak memory per worker \[([0-9., ]*)\] MB", output)
     if workers:
         run.nodes = int(workers.group(1))
         run.peak_mb = [float(x) for x in workers.group(2).split(",") if x.strip()]
     else:  # serial: the command's own process is the worker
         run.peak_mb = [usage.ru_maxrss / 1024.0]
-    time_line = re.search(r"Ray start-up ([0-9.]+) s, worker builds \[([0-9., ]*)\] s, episodes per worker "
+    time_line = re.search(r"start-up ([0-9.]+) s, worker builds \[([0-9., ]*)\] s, episodes per worker "
                           r"\[([0-9, ]*)\], idle at the end ([0-9.]+) worker-s", output)
     if time_line:
         run.startup_s = float(time_line.group(1))
         run.builds_s = [float(x) for x in time_line.group(2).split(",") if x.strip()]
         run.per_worker = [int(x) for x in time_line.group(3).split(",") if x.strip()]
         run.idle_at_end_s = float(time_line.group(4))
+    cpu_line = re.search(r"CPU per worker \[([0-9., ]*)\] s", output)
+    if cpu_line:
+        run.worker_cpu_s = [float(x) for x in cpu_line.group(1).split(",") if x.strip()]
     data = json.loads(out.read_text())
     run.subtasks = data["subtasks"]
     run.sr, run.spl = data["summary"]["success_rate"], data["summary"]["spl"]
@@ -122,9 +140,10 @@ def main() -> int:
                       f"{', '.join(f'{m:.0f}' for m in run.peak_mb)} MB  SR {run.sr:.3f} SPL {run.spl:.3f}",
                       flush=True)
                 if run.builds_s:
-                    print(f"          where the time went: Ray start-up {run.startup_s:.1f} s, worker builds "
+                    print(f"          where the time went: start-up {run.startup_s:.1f} s, worker builds "
                           f"{', '.join(f'{b:.1f}' for b in run.builds_s)} s, episodes per worker "
-                          f"{run.per_worker}, idle at the end {run.idle_at_end_s:.1f} worker-s", flush=True)
+                          f"{run.per_worker}, idle at the end {run.idle_at_end_s:.1f} worker-s, CPU per worker "
+                          f"{', '.join(f'{c:.1f}' for c in run.worker_cpu_s)} s", flush=True)
     finally:
         if cluster is not None:
             cluster.stop()
@@ -151,6 +170,14 @@ def _report(runs: list[Run]) -> None:
     print(f"per episode (serial): {base / episodes:.1f} s, {actions / episodes:.0f} actions "
           f"({1000.0 * base / max(actions, 1):.0f} ms per action, generation and start-up included)")
     print(f"load average (1 min) before the runs: {', '.join(f'{r.load_1min:.2f}' for r in runs)}")
+    # On a shared machine the wall times measure the other jobs too; CPU time does not.
+    serial_cpu = statistics.median(r.busy_path_cpu_s for r in serial)
+    print("\nCPU time on the longest path (load-independent estimate of a quiet machine's wall time):")
+    for how in dict.fromkeys(r.how for r in runs):
+        group = [r for r in runs if r.how == how]
+        path = statistics.median(r.busy_path_cpu_s for r in group)
+        total = statistics.median(r.cpu_s for r in group)
+        print(f"{how:<34}{path:>10.1f}{serial_cpu / path:>9.2f}x  (CPU of all processes {total:.1f} s)")
     print(f"every run gave the serial run's records (actions, SR, SPL): {'yes' if same else 'NO'}")
 
 

@@ -1,9 +1,9 @@
 """`goat-nav bench --workers N` / `--ray-address`: the same numbers as a serial run, resume, killed workers.
 
-Everything runs on real Ray: the command's own local runtime (`--workers 2`), and a Ray cluster started for this
-module with `ray start` (goat_nav.ray_cluster.LocalCluster), shared by the tests that need one. A worker is killed
-for real: the worker of these tests sends itself SIGKILL on its first attempt(s) of one episode, so that Ray sees a
-worker process die. Each test compares with one serial run of the same two short episodes.
+`--workers 2` forks the command's workers (goat_nav.process_pool); the rest runs on real Ray: a Ray cluster
+started for this module with `ray start` (goat_nav.ray_cluster.LocalCluster), shared by the tests that need one. A
+worker is killed for real: the worker of these tests sends itself SIGKILL on its first attempt(s) of one episode,
+so that Ray sees a worker process die. Each test compares with one serial run of the same two short episodes.
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ def test_two_workers_give_the_serial_numbers_records_and_bag(
     # One bar over both workers: the whole plan, SR/SPL so far and episodes per minute; then the workers' line.
     final_bar = [line for line in err.replace("\r", "\n").splitlines() if line.startswith("episodes:")][-1]
     assert "2/2" in final_bar and "SR=" in final_bar and "SPL=" in final_bar and "ep/min=" in final_bar, final_bar
-    assert "workers: 2 processes on 1 node(s) of a local Ray runtime" in err
+    assert "workers: 2 processes on 1 node(s) of a pool of forked processes" in err
     _assert_same_numbers(out, results)
     assert sum(r["num_actions"] for r in _subtasks(out)) > 20  # the episodes really moved
     # The bag of the workers' fragments, clocks shifted, is the serial run's bag message for message.
@@ -126,7 +126,7 @@ def test_two_workers_give_the_serial_numbers_records_and_bag(
     assert report.read_text().count('class="episode"') == 2
     import ray
 
-    assert not ray.is_initialized()  # the command stopped the runtime it started
+    assert not ray.is_initialized()  # no Ray runtime was started (or left running)
 
 
 def _partial_copy(results: Path, out: Path, keep_episodes: int, tamper: bool) -> list[dict[str, Any]]:

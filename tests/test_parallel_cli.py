@@ -12,10 +12,12 @@ from goat_nav.cli import main
 from goat_nav.parallel import INSTALL_HINT
 
 
-def test_workers_without_ray_fail_at_once_with_the_install_command(monkeypatch: pytest.MonkeyPatch,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_cuda_workers_without_ray_fail_at_once_with_the_install_command(monkeypatch: pytest.MonkeyPatch,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """CUDA workers share the GPUs through a local Ray runtime (CPU workers are forked: tests/test_process_pool.py
+    runs them without Ray)."""
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` fails here as where Ray is not installed
-    assert main(["bench", "--episodes", "50", "--workers", "2"]) == 2
+    assert main(["bench", "--episodes", "50", "--workers", "2", "--device", "cuda"]) == 2
     err = capsys.readouterr().err
     assert "--workers 2 needs Ray" in err and INSTALL_HINT in err
     assert "generating episodes" not in err  # refused before anything was generated

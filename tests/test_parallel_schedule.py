@@ -1,7 +1,7 @@
-"""Ray workers take the costliest episodes first (a long episode handed out last leaves the other workers idle at
-the end of a short run), results still come out in plan order, and the run says where its time went (Ray
-start-up, each worker's build, episodes per worker, idle time at the end). Toy workers on a local Ray runtime of
-two workers: only the scheduling is under test (tests/test_parallel.py checks real episodes)."""
+"""Workers take the costliest episodes first (a long episode handed out last leaves the other workers idle at
+the end of a short run), results still come out in plan order, and the run says where its time went (start-up,
+each worker's build, episodes per worker, idle time at the end). Toy workers, two of them, forked from this process
+or on a local Ray runtime: only the scheduling is under test (tests/test_parallel.py checks real episodes)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 import pytest
+from pool_sink import Sink
 
-from goat_nav.parallel import ParallelConfig, UnitResult, WorkerPool, WorkUnit, describe
+from goat_nav.parallel import ParallelConfig, WorkerPool, WorkUnit, describe
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
-                                reason="Ray is not installed (pip install -e '.[cluster]')")
+NEEDS_RAY = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
+                               reason="Ray is not installed (pip install -e '.[cluster]')")
 
 STEP_S = 0.4  # a toy unit of cost c takes c * STEP_S
 
@@ -41,44 +42,40 @@ class SleepyWorker:
         pass
 
 
-class Sink:
-    def __init__(self) -> None:
-        self.results: dict[int, UnitResult] = {}
-
-    def add(self, result: UnitResult) -> None:
-        self.results[result.unit.index] = result
-
-    def postfix(self) -> dict[str, str]:
-        return {}
-
-
-@pytest.fixture()
-def in_workers() -> Iterator[None]:
+@pytest.fixture(params=["forked", pytest.param("ray", marks=NEEDS_RAY)])
+def config(request: pytest.FixtureRequest) -> Iterator[ParallelConfig]:
+    """Two workers: forked processes (what --workers 2 runs), or actors of a local Ray runtime."""
+    if request.param == "forked":
+        yield ParallelConfig(workers=2)
+        return
     from ray import cloudpickle
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import this test module
-    yield
+    yield ParallelConfig(workers=2, local_ray=True)
     cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
 
 
-def test_the_costliest_units_go_first_and_the_run_says_where_its_time_went(in_workers: None) -> None:
-    costs = [1.0, 1.0, 5.0, 1.0, 4.0, 1.0]
+def test_the_costliest_units_go_first_and_the_run_says_where_its_time_went(config: ParallelConfig) -> None:
+    # Costs without ties between the workers' ends (5 vs 3.5 + 1 + 1 ...): the order in which the short units
+    # start on two workers is then the order in which they were handed out, with 0.2 s to spare.
+    costs = [1.0, 1.0, 5.0, 1.0, 3.5, 1.0]
     units = [WorkUnit(i, f"u{i}", None, cost=c) for i, c in enumerate(costs)]
     sink = Sink()
-    config = ParallelConfig(workers=2)
     with WorkerPool(config, SleepyWorkers(), max_units=len(units)) as pool:
         stats = pool.run(units, sink, quiet=True)
     starts = sorted((sink.results[i].payload[1], i) for i in range(len(units)))
     assert {i for _, i in starts[:2]} == {2, 4}  # the two long units start at once, one on each worker
     assert [i for _, i in starts[2:]] == [0, 1, 3, 5]  # then the rest in plan order
-    # Plan order alone (the serial order) would end with unit 4 (cost 4) started late: here the short units fill
+    # Plan order alone (the serial order) would end with unit 4 (cost 3.5) started late: here the short units fill
     # in around the long ones and the workers end about together.
     assert stats.idle_at_end_s < 2.5 * STEP_S
     assert sum(stats.units_per_worker.values()) == len(units) and len(stats.units_per_worker) == 2
     assert stats.startup_s > 0.0
     assert all(w.build_s >= 0.3 for w in stats.workers.values())
     line = describe(stats, config)
-    assert "Ray start-up" in line and "worker builds [" in line and "idle at the end" in line
+    assert "start-up" in line and "worker builds [" in line and "idle at the end" in line
+    assert ("Ray start-up" in line) == config.local_ray
+    assert len({sink.results[i].payload[2] for i in range(len(units))} - {os.getpid()}) == 2  # two other processes
 
 
 def test_in_process_runs_keep_the_plan_order() -> None:

@@ -20,29 +20,21 @@ import functools
 import time
 from typing import Any, Optional
 
-from nav_msgs.msg import OccupancyGrid, Odometry, Path
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from sensor_msgs.msg import CameraInfo, Image, JointState
 from std_msgs.msg import String
-from tf2_msgs.msg import TFMessage
-from visualization_msgs.msg import Marker, MarkerArray
 
 from goat_core.errors import GoatError
 from goat_core.types import DiscreteAction, StopDecision
 from goat_interfaces.msg import Goal as GoalMsg
-from goat_interfaces.msg import InstanceLabels, Instances, SubtaskOutcome
+from goat_interfaces.msg import SubtaskOutcome
 from goat_ros import controller_msgs as msgs
 from goat_ros import conversions as cv
 from goat_ros import topics
 from goat_ros.controller_motion import ActionSender, Nav2Handover
 from goat_ros.controller_session import ControllerSession, Nav2Done, Subtask, build_agent, timeout_error
-from goat_ros.lifecycle import ManagedEntities, ReleasedAtTeardown, autostart
+from goat_ros.controller_topics import GOAL_QOS, RELIABLE, ControllerPublishers, sensor_topics
+from goat_ros.lifecycle import ReleasedAtTeardown
 from goat_ros.params import ControllerParams, check_controller_params, declare
-
-RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-GOAL_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
 class ControllerNode(ReleasedAtTeardown, LifecycleNode):
@@ -58,12 +50,8 @@ class ControllerNode(ReleasedAtTeardown, LifecycleNode):
         self._sender: Optional[ActionSender] = None
         self.agent: Any = None
         self._s: Any = None
-        self._entities = ManagedEntities(self)
-        self._active = False
         self._held_goal: Optional[GoalMsg] = None  # the newest goal that came while inactive
-        self.start_error: Optional[BaseException] = None  # why the last configure failed
-        if self.params.autostart:
-            autostart(self)
+        self._start_lifecycle()
 
     # ----------------------------------------------------------------------------------------- lifecycle
     def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
@@ -83,16 +71,11 @@ class ControllerNode(ReleasedAtTeardown, LifecycleNode):
         self.agent = build_agent(self.params)
         self._s = ControllerSession(self.params, self.agent)
         made = self._entities
-        self._add_sensor_subscriptions()
+        for part, msg_type, topic in sensor_topics(self.params.perception_backend):
+            made.subscription(msg_type, topic, functools.partial(self._on_part, part), RELIABLE)
         made.subscription(GoalMsg, topics.GOAL, self._on_goal, GOAL_QOS)
         made.subscription(String, topics.CANCEL_GOAL, self._on_cancel, GOAL_QOS)
-        self._pub_outcome = made.publisher(SubtaskOutcome, topics.OUTCOME, GOAL_QOS)
-        self._pub_map = made.publisher(OccupancyGrid, topics.MAP, LATCHED)
-        self._pub_instances = made.publisher(Instances, topics.INSTANCES, RELIABLE)
-        self._pub_markers = made.publisher(MarkerArray, topics.INSTANCE_MARKERS, RELIABLE)
-        self._pub_path = made.publisher(Path, topics.PATH, RELIABLE)
-        self._pub_goal_marker = made.publisher(Marker, topics.CURRENT_GOAL, LATCHED)
-        self._pub_tf_static = made.publisher(TFMessage, topics.TF_STATIC, LATCHED)
+        self._pub = ControllerPublishers.make(made)
         self._sender = ActionSender(self, self.params.action_timeout_s, lambda: self._s.subtask, self._on_result,
                                     lambda error: self._finish(SubtaskOutcome.ERROR, error))
         made.timer(1.0, self._check_timeout)
@@ -131,15 +114,6 @@ class ControllerNode(ReleasedAtTeardown, LifecycleNode):
             self._nav2.close()
             self._nav2 = None
 
-    def _add_sensor_subscriptions(self) -> None:
-        subs: list[tuple[str, type, str]] = [
-            ("rgb", Image, topics.RGB), ("depth", Image, topics.DEPTH), ("info", CameraInfo, topics.CAMERA_INFO),
-            ("joints", JointState, topics.JOINT_STATES), ("odom", Odometry, topics.ODOM)]
-        if self.params.perception_backend == "ground_truth":
-            subs += [("segmentation", Image, topics.SEGMENTATION), ("labels", InstanceLabels, topics.INSTANCE_LABELS)]
-        for part, msg_type, topic in subs:
-            self._entities.subscription(msg_type, topic, functools.partial(self._on_part, part), RELIABLE)
-
     def _now_ns(self) -> int:
         return self.get_clock().now().nanoseconds
 
@@ -151,7 +125,7 @@ class ControllerNode(ReleasedAtTeardown, LifecycleNode):
         """Start a subtask; a goal that arrives while another runs ends that one (an in-flight action completes)."""
         if not self._active:  # configured, not yet (or no longer) active: the newest goal waits for activate
             if self._held_goal is not None:
-                self._pub_outcome.publish(msgs.outcome_msg(Subtask(goal=self._held_goal), SubtaskOutcome.ERROR,
+                self._pub.outcome.publish(msgs.outcome_msg(Subtask(goal=self._held_goal), SubtaskOutcome.ERROR,
                                                            "preempted by a new goal while the controller was inactive",
                                                            None, self._now_ns()))
             self._held_goal = msg
@@ -167,7 +141,7 @@ class ControllerNode(ReleasedAtTeardown, LifecycleNode):
             return
         if self.agent.goal_note is not None:
             self.get_logger().warning(f"goal {msg.episode_id}/{msg.subtask_index}: {self.agent.goal_note}")
-        self._pub_goal_marker.publish(msgs.goal_marker(msg, self._now_ns()))
+        self._pub.goal_marker.publish(msgs.goal_marker(msg, self._now_ns()))
         self._try_act()
 
     def _on_cancel(self, msg: String) -> None:
@@ -182,7 +156,7 @@ class ControllerNode(ReleasedAtTeardown, LifecycleNode):
         if sub is None:
             return
         if self._s.anchor_episode():
-            self._pub_tf_static.publish(msgs.map_to_odom_tf(self._s.anchor, self._now_ns()))
+            self._pub.tf_static.publish(msgs.map_to_odom_tf(self._s.anchor, self._now_ns()))
         try:
             pose, action = self._s.act(sub)
         except Exception as exc:  # the node boundary: report the subtask as failed and keep serving goals
@@ -233,7 +207,7 @@ class ControllerNode(ReleasedAtTeardown, LifecycleNode):
             return
         if sub.nav2_active and self._nav2 is not None:
             self._nav2.cancel()  # its CANCELLED report then finds no subtask of its own
-        self._pub_outcome.publish(msgs.outcome_msg(sub, stop_reason, error, decision, self._now_ns()))
+        self._pub.outcome.publish(msgs.outcome_msg(sub, stop_reason, error, decision, self._now_ns()))
 
     def _on_nav2_done(self, done: Nav2Done) -> None:
         sub = done.sub
@@ -251,12 +225,7 @@ class ControllerNode(ReleasedAtTeardown, LifecycleNode):
             self._take(sub, step)
 
     def _publish_debug(self) -> None:
-        """The agent's state for rviz, stamped with the newest observation set."""
-        debug = msgs.debug_msgs(self.agent, self._s.sync.latest_stamp_ns)
-        self._pub_map.publish(debug.grid)
-        self._pub_instances.publish(debug.instances)
-        self._pub_markers.publish(debug.markers)
-        self._pub_path.publish(debug.path)
+        self._pub.publish_debug(self.agent, self._s.sync.latest_stamp_ns)
 
 
 def main(args: Optional[list[str]] = None) -> None:

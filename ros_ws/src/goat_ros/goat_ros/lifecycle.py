@@ -10,7 +10,7 @@ manager (:mod:`goat_ros.lifecycle_manager_node`), which drives the transitions a
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from rclpy.action import ActionServer
 from rclpy.lifecycle import LifecycleState, TransitionCallbackReturn
@@ -69,6 +69,16 @@ class ReleasedAtTeardown:
     *activate* and *deactivate*). List it before ``LifecycleNode`` among the bases."""
 
     _active: bool
+    params: Any  # the node's parameters (``autostart`` among them)
+
+    def _start_lifecycle(self) -> None:
+        """End of a node's ``__init__``: nothing configured (``_entities`` will hold what *configure* makes),
+        inactive, and with ``autostart`` configured and activated at once."""
+        self._entities = ManagedEntities(self)
+        self._active = False
+        self.start_error: Optional[BaseException] = None  # why the last configure failed
+        if self.params.autostart:
+            autostart(self)
 
     def _release_configured(self) -> None:
         raise NotImplementedError

@@ -1,14 +1,14 @@
 """The Stretch driver node's message side, without rclpy: the newest head-camera depth frame (the forward-step
 obstacle check reads it; an action's result names the first frame after the motion), the ExecuteAction result and
-the robot state messages (what stretch_ros2's driver would publish). The node, :mod:`goat_stretch.driver_node`,
-wires these to topics and the action server.
+the robot state messages (what stretch_ros2's driver would publish) with their topics, and a log line at the
+severity of what happened. The node, :mod:`goat_stretch.driver_node`, wires these to topics and the action server.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import CameraInfo, Image, JointState
@@ -21,6 +21,18 @@ from goat_ros import topics
 from goat_stretch.driver import ActionOutcome, DepthSnapshot
 
 HEAD_JOINTS = ("joint_head_pan", "joint_head_tilt")  # stretch_ros2 names; tilt > 0 looks up
+STATE_TOPICS = ((Odometry, topics.ODOM), (JointState, topics.JOINT_STATES), (TFMessage, topics.TF))  # state_msgs'
+
+
+def log_at(logger: Any, text: str, error: bool, warning: bool, info: bool = True) -> None:
+    """Log ``text`` as an error, else a warning, else (``info``) an info line. rclpy keeps one severity per logging
+    call site: each severity has a call of its own here."""
+    if error:
+        logger.error(text)
+    elif warning:
+        logger.warning(text)
+    elif info:
+        logger.info(text)
 
 
 class DepthCache:

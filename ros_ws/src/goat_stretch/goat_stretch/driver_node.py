@@ -37,23 +37,21 @@ import threading
 from typing import Any, Optional
 
 from geometry_msgs.msg import Twist
-from nav_msgs.msg import Odometry
 from rclpy.action import CancelResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.qos import QoSProfile, ReliabilityPolicy
-from sensor_msgs.msg import CameraInfo, Image, JointState
-from tf2_msgs.msg import TFMessage
+from sensor_msgs.msg import CameraInfo, Image
 
 from goat_core.types import DiscreteAction
 from goat_interfaces.action import ExecuteAction
 from goat_ros import topics
-from goat_ros.lifecycle import ManagedEntities, ReleasedAtTeardown, autostart
+from goat_ros.lifecycle import ReleasedAtTeardown
 from goat_ros.params import StretchDriverParams, declare
 from goat_stretch.body import RobotLike, base_pose
 from goat_stretch.bringup import executor_config, head_calibration, make_robot, shutdown_exceptions, velocity_config
 from goat_stretch.driver import DepthSnapshot, DiscreteActionExecutor, MonotonicClock
-from goat_stretch.driver_io import DepthCache, action_result, refusal, state_msgs
+from goat_stretch.driver_io import STATE_TOPICS, DepthCache, action_result, log_at, refusal, state_msgs
 from goat_stretch.velocity import VelocityController, VelocityLog, VelocityOutcome, VelocityReason
 
 SENSOR_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -77,11 +75,7 @@ class StretchDriverNode(ReleasedAtTeardown, LifecycleNode):
         self._wall_clock = MonotonicClock()  # the robot's time base for cmd_vel staleness (not sim time)
         self._velocity: Optional[VelocityController] = None
         self._velocity_log = VelocityLog()
-        self._entities = ManagedEntities(self)
-        self._active = False
-        self.start_error: Optional[BaseException] = None  # why the last configure failed
-        if self.params.autostart:
-            autostart(self)
+        self._start_lifecycle()
 
     # ----------------------------------------------------------------------------------------- lifecycle
     def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
@@ -104,9 +98,7 @@ class StretchDriverNode(ReleasedAtTeardown, LifecycleNode):
         made.subscription(Image, topics.DEPTH, self._depth.on_depth, SENSOR_QOS, callback_group=sensors)
         made.subscription(CameraInfo, topics.CAMERA_INFO, self._depth.on_info, SENSOR_QOS, callback_group=sensors)
         if self.params.publish_state:
-            self._pub_odom = made.publisher(Odometry, topics.ODOM, SENSOR_QOS)
-            self._pub_joints = made.publisher(JointState, topics.JOINT_STATES, SENSOR_QOS)
-            self._pub_tf = made.publisher(TFMessage, topics.TF, SENSOR_QOS)
+            self._pub_state = [made.publisher(msg_type, topic, SENSOR_QOS) for msg_type, topic in STATE_TOPICS]
             made.timer(1.0 / self.params.state_rate_hz, self._publish_state, callback_group=sensors)
         made.action_server(ExecuteAction, topics.EXECUTE_ACTION, self._on_execute,
                            callback_group=ReentrantCallbackGroup(), cancel_callback=self._on_cancel)
@@ -178,11 +170,8 @@ class StretchDriverNode(ReleasedAtTeardown, LifecycleNode):
             self._busy.release()
         self._step += 1
         end_ns = self.get_clock().now().nanoseconds
-        text = f"{action.name}: {outcome.reason.value}: {outcome.message}"
-        if not outcome.success:  # rclpy keeps one severity per logging call site: one call each
-            self.get_logger().error(text)
-        elif outcome.collided:
-            self.get_logger().warning(text)
+        log_at(self.get_logger(), f"{action.name}: {outcome.reason.value}: {outcome.message}",
+               error=not outcome.success, warning=outcome.collided, info=False)
         stamp_ns = self._depth.stamp_after(end_ns, self.params.observation_wait_s)
         result = action_result(outcome, stamp_ns if stamp_ns is not None else end_ns, self._step)
         if goal_handle.is_cancel_requested:
@@ -214,23 +203,16 @@ class StretchDriverNode(ReleasedAtTeardown, LifecycleNode):
 
     def _log_velocity(self, outcome: VelocityOutcome) -> None:
         """Log what the velocity path does when it changes (commands arrive at 20 Hz: not every message)."""
-        if not self._velocity_log.changed(outcome):
-            return
-        text = f"cmd_vel: {outcome.reason.value}: {outcome.message}"
-        if outcome.reason is VelocityReason.ERROR:  # rclpy keeps one severity per logging call site: one call each
-            self.get_logger().error(text)
-        elif outcome.safety:
-            self.get_logger().warning(text)
-        else:
-            self.get_logger().info(text)
+        if self._velocity_log.changed(outcome):
+            log_at(self.get_logger(), f"cmd_vel: {outcome.reason.value}: {outcome.message}",
+                   error=outcome.reason is VelocityReason.ERROR, warning=outcome.safety)
 
     # ----------------------------------------------------------------------------------------- state
     def _publish_state(self) -> None:
         pose, tilt = base_pose(self._robot), self._head.tilt_rad()
-        odom, joints, tf = state_msgs(pose, self._head.pan_rad(), tilt, self.get_clock().now().nanoseconds)
-        self._pub_odom.publish(odom)
-        self._pub_joints.publish(joints)
-        self._pub_tf.publish(tf)
+        for publisher, msg in zip(self._pub_state, state_msgs(pose, self._head.pan_rad(), tilt,
+                                                              self.get_clock().now().nanoseconds), strict=True):
+            publisher.publish(msg)
 
     def close(self) -> None:
         """Stop the base (velocity mode too) and release stretch_body (node shut-down), in any lifecycle state."""

@@ -133,13 +133,9 @@ class Approach:
         instance are excluded.
         """
         cfg = self.ctx.config
-        cells = fld.to_cells(inst.points_xyz_m[:, :2])
-        cells = cells[fld.contains(cells)]
-        if cells.shape[0] == 0:
+        dist_m = fld.distance_to_m(inst.points_xyz_m[:, :2])
+        if dist_m is None:
             return None
-        away = np.ones(fld.traversable.shape, dtype=np.uint8)
-        away[cells[:, 0], cells[:, 1]] = 0
-        dist_m = cv2.distanceTransform(away, cv2.DIST_L2, cv2.DIST_MASK_PRECISE) * fld.cell_m
         reachable = np.isfinite(fld.distance_m)
         radius = int(math.ceil(cfg.blocked_view_radius_m / fld.cell_m))
         for xy in self._blocked_views.get(inst.instance_id, []):

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 
 from goat_core.control.frontier import FrontierConfig
 from goat_core.control.planner import PlannerConfig
+from goat_core.control.policy import check_drive_settings
 from goat_core.control.recovery import RecoveryConfig
+from goat_core.errors import require_at_least, require_positive
 from goat_core.mapping.instance_memory import InstanceMemoryConfig
 from goat_core.mapping.occupancy import OccupancyConfig
 from goat_core.types import ActionSizes
@@ -81,17 +83,12 @@ class AgentConfig:
     def __post_init__(self) -> None:
         positive = ("robot_radius_m", "stop_radius_m", "progress_m", "frontier_reached_m", "sight_skip_end_m",
                     "blocked_view_radius_m", "start_stop_radius_m", "inspect_close_view_m")
-        for name in positive:
-            if not getattr(self, name) > 0.0:
-                raise ValueError(f"AgentConfig.{name} must be positive, got {getattr(self, name)!r}")
+        require_positive(self, positive)
         if isinstance(self.max_subtask_actions, bool) or not (isinstance(self.max_subtask_actions, int)
                                                               and self.max_subtask_actions > 0):
             raise ValueError(f"AgentConfig.max_subtask_actions must be a positive integer, got "
                              f"{self.max_subtask_actions!r}")
-        if not 0.5 <= self.heading_tolerance_turns < 1.0:
-            raise ValueError(
-                f"AgentConfig.heading_tolerance_turns must be in [0.5, 1), got {self.heading_tolerance_turns}"
-            )
+        check_drive_settings(self)
         if not 0.0 < self.expected_view_fraction <= 1.0:
             raise ValueError(
                 f"AgentConfig.expected_view_fraction must be in (0, 1], got {self.expected_view_fraction}"
@@ -104,9 +101,7 @@ class AgentConfig:
             raise ValueError(
                 f"AgentConfig.goal_margin_m must be in [0, stop_radius_m), got {self.goal_margin_m!r}"
             )
-        for name in ("stuck_collisions", "no_progress_steps", "inspect_max_steps", "inspect_image_sides"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"AgentConfig.{name} must be >= 1, got {getattr(self, name)!r}")
+        require_at_least(self, 1, ("stuck_collisions", "no_progress_steps", "inspect_max_steps", "inspect_image_sides"))
 
     @property
     def full_circle_turns(self) -> int:

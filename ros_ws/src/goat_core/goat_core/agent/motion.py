@@ -8,7 +8,7 @@ import numpy as np
 
 from goat_core.agent.config import AgentConfig
 from goat_core.control.planner import PlanningField
-from goat_core.control.policy import drive_along
+from goat_core.control.policy import drive_step, went_nowhere
 from goat_core.types import DiscreteAction, Pose2D
 
 
@@ -55,16 +55,9 @@ class Motion:
             return True
         if self.turns_in_row > 2 * cfg.full_circle_turns:
             return True
-        if len(self.recent_xy) <= cfg.no_progress_steps:
-            return False
-        start = self.recent_xy[0]
-        spread = max(float(np.linalg.norm(p - start)) for p in self.recent_xy)
-        return spread < cfg.progress_m
+        return went_nowhere(self.recent_xy, cfg.no_progress_steps, cfg.progress_m)
 
     def drive(self, fld: PlanningField, path: np.ndarray, pose: Pose2D) -> DiscreteAction:
         """A step along the path (goat_core.control.policy.drive_along), keeping the committed detour heading."""
-        cfg = self.config
-        action, self.commit_yaw = drive_along(fld, path, pose, self.commit_yaw, cfg.actions.turn_rad,
-                                              cfg.actions.forward_m, cfg.planner.lookahead_m,
-                                              cfg.heading_tolerance_turns)
+        action, self.commit_yaw = drive_step(self.config, fld, path, pose, self.commit_yaw)
         return action

@@ -50,20 +50,27 @@ import math
 from dataclasses import dataclass, field
 from typing import Optional, Protocol
 
-import cv2
 import numpy as np
 
 from goat_core.agent import DebugState, Mode
 from goat_core.control.frontier import FrontierConfig, FrontierExplorer
 from goat_core.control.planner import PlannerConfig, PlanningField, build_field
-from goat_core.control.policy import drive_along, heading_error_rad, tilt_action, turn_toward
-from goat_core.errors import ConfigError, InvalidGoalError
+from goat_core.control.policy import (
+    check_drive_settings,
+    drive_step,
+    heading_error_rad,
+    tilt_action,
+    turn_toward,
+    went_nowhere,
+)
+from goat_core.errors import ConfigError, InvalidGoalError, require_at_least, require_positive
 from goat_core.mapping.instance_memory import InstanceMemory, InstanceMemoryConfig, nearest_distance_2d_m
 from goat_core.mapping.occupancy import OccupancyConfig, OccupancyGrid
 from goat_core.matching.base import NO_MATCH, MatchResult
 from goat_core.matching.category import CategoryResolver, vocabulary_resolver
 from goat_core.matching.cow import CowPerception
-from goat_core.matching.description import DescriptionMatcherConfig, DescriptionParser
+from goat_core.matching.description import DescriptionMatcherConfig
+from goat_core.matching.description_parser import DescriptionParser
 from goat_core.matching.embeddings import SentenceEmbedder
 from goat_core.perception.base import PerceptionBackend
 from goat_core.types import (
@@ -108,18 +115,12 @@ class CowAgentConfig:
     heading_tolerance_turns: float = 0.6  # see goat_core.control.policy.drive_along
 
     def __post_init__(self) -> None:
-        for name in ("robot_radius_m", "found_radius_m", "progress_m", "frontier_reached_m"):
-            if not getattr(self, name) > 0.0:
-                raise ConfigError(f"CowAgentConfig.{name} must be positive, got {getattr(self, name)!r}")
+        require_positive(self, ("robot_radius_m", "found_radius_m", "progress_m", "frontier_reached_m"))
         if not 0.0 <= self.goal_margin_m < self.found_radius_m:
             raise ConfigError(f"CowAgentConfig.goal_margin_m must be in [0, found_radius_m), got "
                               f"{self.goal_margin_m!r}")
-        if not 0.5 <= self.heading_tolerance_turns < 1.0:
-            raise ConfigError(f"CowAgentConfig.heading_tolerance_turns must be in [0.5, 1), got "
-                              f"{self.heading_tolerance_turns!r}")
-        for name in ("stuck_collisions", "no_progress_steps"):
-            if getattr(self, name) < 1:
-                raise ConfigError(f"CowAgentConfig.{name} must be >= 1, got {getattr(self, name)!r}")
+        check_drive_settings(self)
+        require_at_least(self, 1, ("stuck_collisions", "no_progress_steps"))
         if self.confused_restarts < 0:
             raise ConfigError(f"CowAgentConfig.confused_restarts must be >= 0, got {self.confused_restarts!r}")
 
@@ -324,10 +325,7 @@ class CowAgent:
         cfg = self.config
         if self._collisions_in_row >= cfg.stuck_collisions:
             return True
-        if len(self._recent_xy) <= cfg.no_progress_steps:
-            return False
-        start = self._recent_xy[0]
-        return max(float(np.linalg.norm(p - start)) for p in self._recent_xy) < cfg.progress_m
+        return went_nowhere(self._recent_xy, cfg.no_progress_steps, cfg.progress_m)
 
     # ------------------------------------------------------------------------------------------ deciding
     def _decide(self, obs: Observation) -> DiscreteAction:
@@ -395,13 +393,9 @@ class CowAgent:
         """The reachable planning cell nearest to the robot within the found radius (less the margin) of the
         target's points; None when there is none."""
         cfg = self.config
-        cells = fld.to_cells(target.points_xyz_m[:, :2])
-        cells = cells[fld.contains(cells)]
-        if cells.shape[0] == 0:
+        dist_m = fld.distance_to_m(target.points_xyz_m[:, :2])
+        if dist_m is None:
             return None
-        away = np.ones(fld.traversable.shape, dtype=np.uint8)
-        away[cells[:, 0], cells[:, 1]] = 0
-        dist_m = cv2.distanceTransform(away, cv2.DIST_L2, cv2.DIST_MASK_PRECISE) * fld.cell_m
         candidates = np.isfinite(fld.distance_m) & (dist_m <= cfg.found_radius_m - cfg.goal_margin_m)
         if not candidates.any():
             return None
@@ -434,10 +428,7 @@ class CowAgent:
         return build_field(self._grid, pose, cfg.robot_radius_m, cfg.planner, include_xy_m)
 
     def _drive(self, fld: PlanningField, path: np.ndarray, pose: Pose2D) -> DiscreteAction:
-        cfg = self.config
-        action, self._commit_yaw = drive_along(fld, path, pose, self._commit_yaw, cfg.actions.turn_rad,
-                                               cfg.actions.forward_m, cfg.planner.lookahead_m,
-                                               cfg.heading_tolerance_turns)
+        action, self._commit_yaw = drive_step(self.config, fld, path, pose, self._commit_yaw)
         return action
 
     def _emit(self, action: DiscreteAction, mode: Mode, target_xy: Optional[np.ndarray] = None,

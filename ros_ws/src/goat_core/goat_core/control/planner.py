@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Optional
 
 import cv2
 import numpy as np
 import skfmm
 
-from goat_core.errors import GoatError
+from goat_core.errors import GoatError, require_positive
 from goat_core.mapping.occupancy import CropBox, OccupancyGrid
 from goat_core.types import Pose2D
 
@@ -40,9 +41,7 @@ class PlannerConfig:
     lookahead_m: float = 1.0  # farthest path point steered to, if in straight line of sight
 
     def __post_init__(self) -> None:
-        for name in ("crop_margin_m", "lookahead_m"):
-            if not getattr(self, name) > 0.0:
-                raise ValueError(f"PlannerConfig.{name} must be positive, got {getattr(self, name)!r}")
+        require_positive(self, ("crop_margin_m", "lookahead_m"))
         if self.inflation_margin_m < 0.0:
             raise ValueError(f"PlannerConfig.inflation_margin_m must be >= 0, got {self.inflation_margin_m}")
         if not 0.0 < self.margin_speed <= 1.0:
@@ -197,6 +196,17 @@ class PlanningField:
     def contains(self, cells: np.ndarray) -> np.ndarray:
         h, w = self.traversable.shape
         return np.asarray((cells[:, 0] >= 0) & (cells[:, 0] < h) & (cells[:, 1] >= 0) & (cells[:, 1] < w))
+
+    def distance_to_m(self, xy_m: np.ndarray) -> Optional[np.ndarray]:
+        """Straight-line distance (m) of every cell to the nearest cell of the points ``xy_m`` (N, 2) in the crop;
+        None when none of them falls in it."""
+        cells = self.to_cells(xy_m)
+        cells = cells[self.contains(cells)]
+        if cells.shape[0] == 0:
+            return None
+        away = np.ones(self.traversable.shape, dtype=np.uint8)
+        away[cells[:, 0], cells[:, 1]] = 0
+        return np.asarray(cv2.distanceTransform(away, cv2.DIST_L2, cv2.DIST_MASK_PRECISE) * self.cell_m)
 
     def path_xy(self, target_cell: tuple[int, int]) -> np.ndarray:
         """(K, 2) episode xy from the robot's cell to the target cell; empty if unreachable."""

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
-from typing import Callable, Optional
+from typing import Callable, Optional, Protocol, Sequence
 
 import numpy as np
 
-from goat_core.control.planner import PlanningField
+from goat_core.control.planner import PlannerConfig, PlanningField
+from goat_core.errors import ConfigError
 from goat_core.geometry import wrap_angle_rad
-from goat_core.types import DiscreteAction, Pose2D
+from goat_core.types import ActionSizes, DiscreteAction, Pose2D
 
 
 def heading_error_rad(pose: Pose2D, target_xy_m: np.ndarray) -> float:
@@ -85,3 +86,40 @@ def drive_along(fld: PlanningField, path: np.ndarray, pose: Pose2D, commit_yaw_r
         return DiscreteAction.TURN_LEFT, None
     action = turn_toward(wrap_angle_rad(detour - pose.yaw_rad), 0.5 * turn_rad)
     return (DiscreteAction.TURN_LEFT if action is None else action), detour
+
+
+class DriveSettings(Protocol):
+    """The settings of a navigator that drives along paths (AgentConfig, CowAgentConfig, PoseNavConfig)."""
+
+    @property
+    def actions(self) -> ActionSizes: ...
+
+    @property
+    def planner(self) -> PlannerConfig: ...
+
+    @property
+    def heading_tolerance_turns(self) -> float: ...
+
+
+def check_drive_settings(config: DriveSettings) -> None:
+    """ConfigError unless the heading tolerance is in [0.5, 1) turn steps: at least half a step, so that turning
+    never overshoots into the opposite error (:func:`turn_toward`), and under a whole step."""
+    if not 0.5 <= config.heading_tolerance_turns < 1.0:
+        raise ConfigError(f"{type(config).__name__}.heading_tolerance_turns must be in [0.5, 1), got "
+                          f"{config.heading_tolerance_turns!r}")
+
+
+def drive_step(config: DriveSettings, fld: PlanningField, path: np.ndarray, pose: Pose2D,
+               commit_yaw_rad: Optional[float]) -> tuple[DiscreteAction, Optional[float]]:
+    """:func:`drive_along` with a navigator's action sizes, planner lookahead and heading tolerance."""
+    return drive_along(fld, path, pose, commit_yaw_rad, config.actions.turn_rad, config.actions.forward_m,
+                       config.planner.lookahead_m, config.heading_tolerance_turns)
+
+
+def went_nowhere(recent_xy_m: Sequence[np.ndarray], steps: int, progress_m: float) -> bool:
+    """Whether the robot's last positions (more than ``steps`` of them) all stayed within ``progress_m`` of the
+    first: moves that went nowhere."""
+    if len(recent_xy_m) <= steps:
+        return False
+    start = recent_xy_m[0]
+    return max(float(np.linalg.norm(p - start)) for p in recent_xy_m) < progress_m

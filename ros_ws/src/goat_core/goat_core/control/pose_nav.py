@@ -20,8 +20,8 @@ from typing import Optional
 import numpy as np
 
 from goat_core.control.planner import PlannerConfig, PlanningField, build_field
-from goat_core.control.policy import drive_along, tilt_action, turn_toward
-from goat_core.errors import ConfigError, InvalidGoalError
+from goat_core.control.policy import check_drive_settings, drive_step, tilt_action, turn_toward, went_nowhere
+from goat_core.errors import ConfigError, InvalidGoalError, require_at_least, require_positive
 from goat_core.geometry import wrap_angle_rad
 from goat_core.mapping.occupancy import OccupancyConfig, OccupancyGrid
 from goat_core.types import ActionSizes, DiscreteAction, Observation, Pose2D
@@ -47,18 +47,12 @@ class PoseNavConfig:
     max_strikes: int = 2  # stuck episodes before the navigator settles for where it is
 
     def __post_init__(self) -> None:
-        for name in ("robot_radius_m", "arrive_radius_m", "progress_m"):
-            if not getattr(self, name) > 0.0:
-                raise ConfigError(f"PoseNavConfig.{name} must be positive, got {getattr(self, name)!r}")
+        require_positive(self, ("robot_radius_m", "arrive_radius_m", "progress_m"))
         if self.arrive_radius_m < 0.5 * self.actions.forward_m:
             raise ConfigError(f"PoseNavConfig.arrive_radius_m must be at least half a forward step "
                               f"({0.5 * self.actions.forward_m} m), got {self.arrive_radius_m!r}")
-        if not 0.5 <= self.heading_tolerance_turns < 1.0:
-            raise ConfigError(f"PoseNavConfig.heading_tolerance_turns must be in [0.5, 1), got "
-                              f"{self.heading_tolerance_turns!r}")
-        for name in ("no_progress_steps", "max_strikes"):
-            if getattr(self, name) < 1:
-                raise ConfigError(f"PoseNavConfig.{name} must be >= 1, got {getattr(self, name)!r}")
+        check_drive_settings(self)
+        require_at_least(self, 1, ("no_progress_steps", "max_strikes"))
 
 
 class PoseGoalNavigator:
@@ -175,18 +169,11 @@ class PoseGoalNavigator:
         return int(reachable[k, 0]), int(reachable[k, 1])
 
     def _stuck(self) -> bool:
-        cfg = self.config
-        if len(self._recent_xy) <= cfg.no_progress_steps:
-            return False
-        start = self._recent_xy[0]
-        return max(float(np.linalg.norm(p - start)) for p in self._recent_xy) < cfg.progress_m
+        return went_nowhere(self._recent_xy, self.config.no_progress_steps, self.config.progress_m)
 
     def _drive(self, fld: PlanningField, path: np.ndarray, pose: Pose2D) -> DiscreteAction:
         """A step along the path (goat_core.control.policy.drive_along), keeping the committed detour heading."""
-        cfg = self.config
-        action, self._commit_yaw = drive_along(fld, path, pose, self._commit_yaw, cfg.actions.turn_rad,
-                                               cfg.actions.forward_m, cfg.planner.lookahead_m,
-                                               cfg.heading_tolerance_turns)
+        action, self._commit_yaw = drive_step(self.config, fld, path, pose, self._commit_yaw)
         return action
 
 

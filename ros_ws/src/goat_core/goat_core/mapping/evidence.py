@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from goat_core.errors import require_at_least, require_positive
 from goat_core.geometry import episode_to_pixels
 from goat_core.types import Instance, Observation
 
@@ -47,17 +48,13 @@ class EvidenceConfig:
     mask_depth_band_m: float = 0.6
 
     def __post_init__(self) -> None:
-        for name in ("min_detections", "forget_after_unseen"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"EvidenceConfig.{name} must be >= 1, got {getattr(self, name)!r}")
+        require_at_least(self, 1, ("min_detections", "forget_after_unseen"))
         for name in ("min_confidence", "visible_fraction", "other_name_overlap_ratio"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"EvidenceConfig.{name} must be in [0, 1], got {getattr(self, name)!r}")
         if self.mask_depth_band_m < 0.0:
             raise ValueError(f"EvidenceConfig.mask_depth_band_m must be >= 0, got {self.mask_depth_band_m!r}")
-        for name in ("min_expected_pixels", "surface_tolerance_m", "max_depth_m"):
-            if not getattr(self, name) > 0.0:
-                raise ValueError(f"EvidenceConfig.{name} must be positive, got {getattr(self, name)!r}")
+        require_positive(self, ("min_expected_pixels", "surface_tolerance_m", "max_depth_m"))
 
 
 @dataclass

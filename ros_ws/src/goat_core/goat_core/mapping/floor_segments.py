@@ -9,6 +9,13 @@ else to none (seen from afar, across floor not yet explored).
 Furniture can also cut a room into several segments, and an unexplored doorway leaves two rooms in one piece
 until it is seen, so segments are evidence, not a floor plan: room votes (goat_core.matching.rooms) weigh
 instances of another segment down rather than dropping them.
+
+:mod:`goat_core.mapping.room_segments` cuts rooms too, for FindingDory's experience memory, but it is not this
+with other settings: it builds grids of its own from the depth frames (a wall band, so low furniture cannot split
+a room), labels every cell (a flood from the cores) and labels frames; this one reads the agent's obstacle map and
+leaves floor far from every segment unlabelled. Each was tuned on its own task (descriptions' rooms here, the
+frames' rooms there); one in place of the other would give other segments, and so other room votes or frame
+rooms, which would need measuring again.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from goat_core.errors import require_positive
 from goat_core.mapping.occupancy import CropBox, OccupancyGrid
 
 NO_SEGMENT = 0  # the segment of an instance too far from every segment
@@ -34,9 +42,7 @@ class FloorSegmentConfig:
     assign_radius_m: float = 1.0  # an instance farther than this from every segment has none
 
     def __post_init__(self) -> None:
-        for name in ("passage_half_width_m", "assign_radius_m"):
-            if not getattr(self, name) > 0.0:
-                raise ValueError(f"FloorSegmentConfig.{name} must be positive, got {getattr(self, name)!r}")
+        require_positive(self, ("passage_half_width_m", "assign_radius_m"))
 
 
 class FloorSegments:

@@ -18,7 +18,7 @@ from typing import Container, Optional, Sequence
 
 import numpy as np
 
-from goat_core.errors import InvalidObservationError
+from goat_core.errors import InvalidObservationError, require_at_least, require_positive
 from goat_core.geometry import PixelPoints, pixels_to_episode, voxel_downsample, voxel_keys
 from goat_core.mapping.evidence import EvidenceConfig, InstanceEvidence, should_be_detected
 from goat_core.types import Detection, Instance, InstanceView, Observation, Pose2D
@@ -43,13 +43,9 @@ class InstanceMemoryConfig:
     evidence: EvidenceConfig = field(default_factory=EvidenceConfig)
 
     def __post_init__(self) -> None:
-        for name in ("voxel_m", "max_depth_m", "merge_voxel_m", "merge_centroid_distance_m"):
-            if not getattr(self, name) > 0.0:
-                raise ValueError(f"InstanceMemoryConfig.{name} must be positive, got {getattr(self, name)!r}")
-        for name in ("max_points_per_instance", "pixel_stride_px", "min_points", "views_per_instance",
-                     "view_sectors"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"InstanceMemoryConfig.{name} must be >= 1, got {getattr(self, name)!r}")
+        require_positive(self, ("voxel_m", "max_depth_m", "merge_voxel_m", "merge_centroid_distance_m"))
+        require_at_least(self, 1, ("max_points_per_instance", "pixel_stride_px", "min_points", "views_per_instance",
+                         "view_sectors"))
         if self.view_margin_px < 0:
             raise ValueError(f"InstanceMemoryConfig.view_margin_px must be >= 0, got {self.view_margin_px!r}")
         if not 0.0 < self.merge_overlap_ratio <= 1.0:

@@ -25,7 +25,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from goat_core.errors import ConfigError, InvalidObservationError
+from goat_core.errors import ConfigError, InvalidObservationError, require_at_least, require_positive
 from goat_core.geometry import episode_to_pixels, pixels_to_episode, voxel_downsample
 from goat_core.types import Detection, Observation
 
@@ -52,13 +52,9 @@ class TrackConfig:
     border_px: int = 10  # projections this close to the image border do not count as in view
 
     def __post_init__(self) -> None:
-        for name in ("max_depth_m", "voxel_m", "same_place_m", "relocated_m", "miss_max_depth_m",
-                     "occlusion_margin_m"):
-            if not getattr(self, name) > 0.0:
-                raise ConfigError(f"TrackConfig.{name} must be positive, got {getattr(self, name)!r}")
-        for name in ("pixel_stride_px", "min_points", "max_points_per_place", "missing_frames"):
-            if getattr(self, name) < 1:
-                raise ConfigError(f"TrackConfig.{name} must be >= 1, got {getattr(self, name)!r}")
+        require_positive(self, ("max_depth_m", "voxel_m", "same_place_m", "relocated_m", "miss_max_depth_m",
+                         "occlusion_margin_m"))
+        require_at_least(self, 1, ("pixel_stride_px", "min_points", "max_points_per_place", "missing_frames"))
         if self.floor_height_m < 0.0 or self.border_px < 0:
             raise ConfigError("TrackConfig.floor_height_m and border_px must be >= 0")
         if not 0.0 < self.floor_share < 1.0:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from goat_core.errors import InvalidObservationError
+from goat_core.errors import InvalidObservationError, require_positive
 from goat_core.geometry import depth_to_episode_points, wrap_angles_rad
 from goat_core.types import Observation, Pose2D
 
@@ -41,9 +41,7 @@ class OccupancyConfig:
 
     def __post_init__(self) -> None:
         positive = ("resolution_m", "size_m", "max_depth_m", "sight_block_min_height_m")
-        for name in positive:
-            if not getattr(self, name) > 0.0:
-                raise ValueError(f"OccupancyConfig.{name} must be positive, got {getattr(self, name)!r}")
+        require_positive(self, positive)
         if not 0.0 <= self.obstacle_min_height_m < self.obstacle_max_height_m:
             raise ValueError(
                 "OccupancyConfig needs 0 <= obstacle_min_height_m < obstacle_max_height_m, got "

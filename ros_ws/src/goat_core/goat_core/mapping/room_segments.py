@@ -31,7 +31,7 @@ from typing import Optional
 import numpy as np
 from scipy import ndimage
 
-from goat_core.errors import ConfigError
+from goat_core.errors import ConfigError, require_positive
 from goat_core.mapping.occupancy import OccupancyConfig, OccupancyGrid
 from goat_core.types import Observation, Pose2D
 
@@ -51,9 +51,7 @@ class RoomSegmentConfig:
     snap_radius_m: float = 0.5  # a pose off the room space takes the room of the nearest room cell this close
 
     def __post_init__(self) -> None:
-        for name in ("resolution_m", "size_m", "max_depth_m", "door_half_width_m", "snap_radius_m"):
-            if not getattr(self, name) > 0.0:
-                raise ConfigError(f"RoomSegmentConfig.{name} must be positive, got {getattr(self, name)!r}")
+        require_positive(self, ("resolution_m", "size_m", "max_depth_m", "door_half_width_m", "snap_radius_m"))
         if not 0.0 <= self.floor_height_m < self.wall_min_height_m < self.wall_max_height_m:
             raise ConfigError("RoomSegmentConfig needs 0 <= floor_height_m < wall_min_height_m < wall_max_height_m, "
                               f"got {self.floor_height_m!r}, {self.wall_min_height_m!r}, {self.wall_max_height_m!r}")

@@ -27,7 +27,7 @@ from typing import Mapping, Optional, Sequence
 import cv2
 import numpy as np
 
-from goat_core.errors import GoatError, InvalidGoalError
+from goat_core.errors import GoatError, InvalidGoalError, require_positive
 from goat_core.matching.base import MatchResult
 from goat_core.matching.category import ScoredInstance, runner_up
 from goat_core.matching.image_colour import ColourEvidence, ColourEvidenceConfig
@@ -93,13 +93,10 @@ class ImageMatcherConfig:
     use_colour: bool = True
 
     def __post_init__(self) -> None:
-        for name in ("goal_features", "view_features", "goal_max_side_px", "view_max_side_px", "min_inliers",
-                     "min_inliers_same_category",
-                     "min_matches", "flann_trees", "flann_checks", "max_views_per_instance",
-                     "max_extractions_per_step", "sift_contrast_threshold", "max_scale_change",
-                     "max_anisotropy", "centre_falloff_frac", "novel_position_m"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"ImageMatcherConfig.{name} must be positive, got {getattr(self, name)!r}")
+        require_positive(self, ("goal_features", "view_features", "goal_max_side_px", "view_max_side_px", "min_inliers",
+                         "min_inliers_same_category", "min_matches", "flann_trees", "flann_checks",
+                         "max_views_per_instance", "max_extractions_per_step", "sift_contrast_threshold",
+                         "max_scale_change", "max_anisotropy", "centre_falloff_frac", "novel_position_m"))
         if not 0.0 < self.ratio_test < 1.0:
             raise ValueError(f"ImageMatcherConfig.ratio_test must be in (0, 1), got {self.ratio_test!r}")
 

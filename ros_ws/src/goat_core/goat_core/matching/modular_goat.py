@@ -29,7 +29,7 @@ import numpy as np
 from goat_core.errors import ConfigError, GoatError, InvalidGoalError
 from goat_core.matching.base import GoalMatcher, MatchResult
 from goat_core.matching.category import CategoryResolver, ScoredInstance, runner_up, vocabulary_resolver
-from goat_core.matching.description import DescriptionParser
+from goat_core.matching.description_parser import DescriptionParser
 from goat_core.matching.embeddings import SentenceEmbedder
 from goat_core.perception.clip_embedder import ClipEmbedder
 from goat_core.types import Goal, GoalModality, Instance

@@ -19,7 +19,7 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-from goat_core.errors import GoatError
+from goat_core.errors import GoatError, require_positive
 from goat_core.matching.embeddings import SentenceEmbedder
 from goat_core.types import Instance
 from goat_core.vocabulary import ROOM_TYPES
@@ -49,9 +49,7 @@ class RoomConfig:
     other_segment_weight: float = 0.1
 
     def __post_init__(self) -> None:
-        for name in ("vote_radius_m", "distance_scale_m", "softmax_temperature"):
-            if not getattr(self, name) > 0.0:
-                raise ValueError(f"RoomConfig.{name} must be positive, got {getattr(self, name)!r}")
+        require_positive(self, ("vote_radius_m", "distance_scale_m", "softmax_temperature"))
         if not 0.0 <= self.other_segment_weight <= 1.0:
             raise ValueError("RoomConfig.other_segment_weight must be in [0, 1], got "
                              f"{self.other_segment_weight!r}")
