@@ -55,7 +55,7 @@ import numpy as np
 
 from goat_core.agent import DebugState, Mode
 from goat_core.control.frontier import FrontierConfig, FrontierExplorer
-from goat_core.control.planner import PlannerConfig, PlanningField, build_field
+from goat_core.control.planner import FieldCache, PlannerConfig, PlanningField
 from goat_core.control.policy import drive_along, heading_error_rad, tilt_action, turn_toward
 from goat_core.errors import ConfigError, InvalidGoalError
 from goat_core.mapping.instance_memory import InstanceMemory, InstanceMemoryConfig, nearest_distance_2d_m
@@ -205,6 +205,7 @@ class CowAgent:
         self._grid = OccupancyGrid(config.occupancy)
         self._targets = InstanceMemory(config.memory)  # what the localizer found in this subtask
         self._explorer = FrontierExplorer(config.frontier)
+        self._fields = FieldCache()  # a field whose inputs did not change is not planned again
         self.goal_note: Optional[str] = None  # the runner prints it; CoW has no warnings to give
         self.looking_for: Optional[str] = None  # what the localizer looks for in this subtask
         self._has_goal = False
@@ -431,7 +432,7 @@ class CowAgent:
 
     def _field(self, pose: Pose2D, include_xy_m: Optional[np.ndarray]) -> PlanningField:
         cfg = self.config
-        return build_field(self._grid, pose, cfg.robot_radius_m, cfg.planner, include_xy_m)
+        return self._fields.build(self._grid, pose, cfg.robot_radius_m, cfg.planner, include_xy_m)
 
     def _drive(self, fld: PlanningField, path: np.ndarray, pose: Pose2D) -> DiscreteAction:
         cfg = self.config
