@@ -141,9 +141,9 @@ def _agent_run(seed: int, steps: int, kind: str, baton: _Baton, player: int, out
             out["elapsed_s"] = time.perf_counter() - t0
             out["actions"] = sum(r.num_actions for r in records)
             out["subtasks"] = len(records)
-            fields = getattr(runner.agent, "_ctx", None)
-            if fields is not None:
-                out["fields"] = (fields.fields.misses, fields.fields.hits)
+            cache = getattr(getattr(runner.agent, "_ctx", None), "fields", None)  # the GOAT agent's FieldCache
+            if cache is not None:
+                out["fields"] = (cache.misses, cache.hits)
     finally:
         out["times"] = act_times
         out["cpu"] = act_cpu
