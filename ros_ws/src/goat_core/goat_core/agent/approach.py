@@ -133,13 +133,27 @@ class Approach:
         instance are excluded.
         """
         cfg = self.ctx.config
-        dist_m = fld.distance_to_m(inst.points_xyz_m[:, :2])
-        if dist_m is None:
+        cells = fld.to_cells(inst.points_xyz_m[:, :2])
+        cells = cells[fld.contains(cells)]
+        if cells.shape[0] == 0:
             return None
-        reachable = np.isfinite(fld.distance_m)
+        # Only cells within max_stop_radius_m of the instance can be the goal: the work is done in a window
+        # around it, the same answer as over the whole crop (any reachable cell outside is farther than the
+        # largest radius, and row-major order, which breaks ties, is the crop's within a window).
+        pad = int(math.ceil(cfg.max_stop_radius_m / fld.cell_m)) + 2
+        h, w = fld.traversable.shape
+        i0, j0 = (max(0, int(v) - pad) for v in cells.min(axis=0))
+        i1, j1 = (int(v) + pad + 1 for v in cells.max(axis=0))
+        i1, j1 = min(h, i1), min(w, j1)
+        corner = np.array([i0, j0])
+        distance = fld.distance_m[i0:i1, j0:j1]
+        away = np.ones(distance.shape, dtype=np.uint8)
+        away[cells[:, 0] - i0, cells[:, 1] - j0] = 0
+        dist_m = cv2.distanceTransform(away, cv2.DIST_L2, cv2.DIST_MASK_PRECISE) * fld.cell_m
+        reachable = np.isfinite(distance)
         radius = int(math.ceil(cfg.blocked_view_radius_m / fld.cell_m))
         for xy in self._blocked_views.get(inst.instance_id, []):
-            c = fld.to_cells(xy[None])[0]
+            c = fld.to_cells(xy[None])[0] - corner
             veto = np.zeros(reachable.shape, dtype=np.uint8)
             cv2.circle(veto, (int(c[1]), int(c[0])), radius, 1, thickness=-1)
             reachable &= veto == 0
@@ -151,14 +165,14 @@ class Approach:
         candidates = reachable & (dist_m <= goal_radius_m)
         if cfg.goal_in_sight and candidates.any():
             cells_in_reach = np.argwhere(candidates)
-            visible = self.in_sight_of(inst, fld.to_xy(cells_in_reach))
+            visible = self.in_sight_of(inst, fld.to_xy(cells_in_reach + corner))
             if visible.any():  # else the map cannot tell: the check by sight on arrival decides
                 candidates[tuple(cells_in_reach[~visible].T)] = False
-        cost = np.where(candidates, fld.distance_m, np.inf)
+        cost = np.where(candidates, distance, np.inf)
         if seen_bearings_rad:
-            cost = cost + self._seen_side_penalty(inst, seen_bearings_rad, fld, cost.shape)
+            cost = cost + self._seen_side_penalty(inst, seen_bearings_rad, fld, corner, cost.shape)
         i, j = divmod(int(np.argmin(cost)), cost.shape[1])
-        return (i, j), goal_radius_m + cfg.goal_margin_m
+        return (i0 + i, j0 + j), goal_radius_m + cfg.goal_margin_m
 
     def in_sight_of(self, inst: Instance, xy_m: np.ndarray) -> np.ndarray:
         """(N,) bool: the map shows nothing tall between each episode point and the instance's nearest point."""
@@ -169,12 +183,14 @@ class Approach:
         return self.ctx.grid.sight_clear(xy_m, inst.points_xyz_m[nearest, :2], cfg.sight_skip_end_m)
 
     def _seen_side_penalty(self, inst: Instance, seen_bearings_rad: Sequence[float], fld: PlanningField,
-                           shape: tuple[int, ...]) -> np.ndarray:
-        """Extra cost (metres) of planning cells at a bearing (object -> cell) the instance was already viewed from."""
+                           corner: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+        """Extra cost (metres) of the planning cells of a window (its first cell ``corner``, its ``shape``) at a
+        bearing (object -> cell) the instance was already viewed from."""
         cfg = self.ctx.config
         centre = inst.points_xyz_m[:, :2].mean(axis=0)
         rows, cols = np.indices(shape[:2])
-        xy = fld.to_xy(np.stack([rows.ravel(), cols.ravel()], axis=1)).reshape(shape[0], shape[1], 2)
+        cells = np.stack([rows.ravel(), cols.ravel()], axis=1) + corner
+        xy = fld.to_xy(cells).reshape(shape[0], shape[1], 2)
         bearing = np.arctan2(xy[..., 1] - centre[1], xy[..., 0] - centre[0])
         seen = np.zeros(shape[:2], dtype=bool)
         for b in seen_bearings_rad:

@@ -11,7 +11,7 @@ import numpy as np
 from goat_core.agent.config import AgentConfig
 from goat_core.agent.motion import Motion
 from goat_core.control.frontier import FrontierExplorer
-from goat_core.control.planner import PlanningField, build_field
+from goat_core.control.planner import FieldCache, PlanningField
 from goat_core.control.recovery import RecoveryLadder
 from goat_core.mapping.instance_memory import InstanceMemory
 from goat_core.mapping.occupancy import OccupancyGrid
@@ -44,6 +44,7 @@ class AgentContext:
         self.grid = OccupancyGrid(config.occupancy)
         self.memory = InstanceMemory(config.memory)
         self.explorer = FrontierExplorer(config.frontier)
+        self.fields = FieldCache()  # a field whose inputs did not change is not planned again
         self.recovery = RecoveryLadder(config.recovery, config.full_circle_turns)
         self.motion = Motion(config)
         self.category_goal = False  # any instance the matcher accepts will do, so the nearest is best
@@ -72,10 +73,10 @@ class AgentContext:
         """The step's planning field; after the relax_inflation recovery, on the map grid, radius less a slack."""
         cfg = self.config
         if not self.recovery.relaxed:
-            return build_field(self.grid, pose, cfg.robot_radius_m, cfg.planner, include_xy_m)
+            return self.fields.build(self.grid, pose, cfg.robot_radius_m, cfg.planner, include_xy_m)
         relaxed = dataclasses.replace(cfg.planner, inflation_margin_m=0.0, downsample=1)
-        return build_field(self.grid, pose, cfg.robot_radius_m - cfg.recovery.relaxed_radius_slack_m, relaxed,
-                           include_xy_m)
+        return self.fields.build(self.grid, pose, cfg.robot_radius_m - cfg.recovery.relaxed_radius_slack_m, relaxed,
+                                 include_xy_m)
 
     def emit(self, action: DiscreteAction, mode: Mode, target_xy: Optional[np.ndarray] = None,
              path: np.ndarray = NO_PATH, instance_id: Optional[int] = None,

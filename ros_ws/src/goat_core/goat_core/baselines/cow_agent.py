@@ -54,7 +54,7 @@ import numpy as np
 
 from goat_core.agent import DebugState, Mode
 from goat_core.control.frontier import FrontierConfig, FrontierExplorer
-from goat_core.control.planner import PlannerConfig, PlanningField, build_field
+from goat_core.control.planner import FieldCache, PlannerConfig, PlanningField
 from goat_core.control.policy import (
     check_drive_settings,
     drive_step,
@@ -206,6 +206,7 @@ class CowAgent:
         self._grid = OccupancyGrid(config.occupancy)
         self._targets = InstanceMemory(config.memory)  # what the localizer found in this subtask
         self._explorer = FrontierExplorer(config.frontier)
+        self._fields = FieldCache()  # a field whose inputs did not change is not planned again
         self.goal_note: Optional[str] = None  # the runner prints it; CoW has no warnings to give
         self.looking_for: Optional[str] = None  # what the localizer looks for in this subtask
         self._has_goal = False
@@ -425,7 +426,7 @@ class CowAgent:
 
     def _field(self, pose: Pose2D, include_xy_m: Optional[np.ndarray]) -> PlanningField:
         cfg = self.config
-        return build_field(self._grid, pose, cfg.robot_radius_m, cfg.planner, include_xy_m)
+        return self._fields.build(self._grid, pose, cfg.robot_radius_m, cfg.planner, include_xy_m)
 
     def _drive(self, fld: PlanningField, path: np.ndarray, pose: Pose2D) -> DiscreteAction:
         action, self._commit_yaw = drive_step(self.config, fld, path, pose, self._commit_yaw)

@@ -13,6 +13,7 @@ coarsening never opens a gap.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Optional
@@ -70,16 +71,25 @@ def block_all(mask: np.ndarray, k: int) -> np.ndarray:
     """k x k blocks that are entirely True (shape must be divisible by k)."""
     if k == 1:
         return mask
-    h, w = mask.shape
-    return np.asarray(mask.reshape(h // k, k, w // k, k).all(axis=(1, 3)))
+    # k * k strided ANDs: an order of magnitude faster than a reduction over a reshaped view's axes.
+    out = mask[0::k, 0::k].copy()
+    for a in range(k):
+        for b in range(k):
+            if a or b:
+                out &= mask[a::k, b::k]
+    return out
 
 
 def block_any(mask: np.ndarray, k: int) -> np.ndarray:
     """k x k blocks with any True cell (shape must be divisible by k)."""
     if k == 1:
         return mask
-    h, w = mask.shape
-    return np.asarray(mask.reshape(h // k, k, w // k, k).any(axis=(1, 3)))
+    out = mask[0::k, 0::k].copy()
+    for a in range(k):
+        for b in range(k):
+            if a or b:
+                out |= mask[a::k, b::k]
+    return out
 
 
 def geodesic_distance(traversable: np.ndarray, source: tuple[int, int], cell_m: float,
@@ -239,27 +249,44 @@ class PlanningField:
         return np.asarray(path_xy_m[1])
 
 
-def build_field(grid: OccupancyGrid, pose: Pose2D, robot_radius_m: float, config: PlannerConfig,
-                include_xy_m: np.ndarray | None = None) -> PlanningField:
-    """Inflate, coarsen and run FMM from the robot over the known crop (plus ``include_xy_m`` points)."""
+def planning_box(grid: OccupancyGrid, pose: Pose2D, config: PlannerConfig,
+                 include_xy_m: np.ndarray | None = None) -> CropBox:
+    """The crop a field plans over: the known map, the robot and the ``include_xy_m`` points, plus a margin."""
     k = config.downsample
-    res = grid.resolution_m
     pts = np.array([[pose.x_m, pose.y_m]])
     if include_xy_m is not None and len(include_xy_m):
         pts = np.concatenate([pts, np.asarray(include_xy_m, dtype=np.float64).reshape(-1, 2)])
     cells = grid.to_cells(pts)
     cells = cells[grid.in_grid(cells)]
-    box = grid.known_box(int(math.ceil(config.crop_margin_m / res)), include=cells, multiple_of=k)
-    blocked = grid.blocked(box)
+    return grid.known_box(int(math.ceil(config.crop_margin_m / grid.resolution_m)), include=cells, multiple_of=k)
+
+
+def build_field(grid: OccupancyGrid, pose: Pose2D, robot_radius_m: float, config: PlannerConfig,
+                include_xy_m: np.ndarray | None = None) -> PlanningField:
+    """Inflate, coarsen and run FMM from the robot over the known crop (plus ``include_xy_m`` points)."""
+    box = planning_box(grid, pose, config, include_xy_m)
+    return _field_in_box(grid, box, grid.blocked(box), grid.trail_crop(box), pose, robot_radius_m, config)
+
+
+def _robot_cell(grid: OccupancyGrid, box: CropBox, pose: Pose2D, config: PlannerConfig
+                ) -> tuple[np.ndarray, np.ndarray, tuple[int, int]]:
+    """The crop's corner (episode xy), the robot's xy and its planning cell."""
+    origin = grid.origin_xy_m + np.array([box.i0, box.j0]) * grid.resolution_m
+    robot_xy = np.array([pose.x_m, pose.y_m])
+    rc = np.floor((robot_xy - origin) / (grid.resolution_m * config.downsample)).astype(np.int64)
+    return origin, robot_xy, (int(rc[0]), int(rc[1]))
+
+
+def _field_in_box(grid: OccupancyGrid, box: CropBox, blocked: np.ndarray, trail: np.ndarray, pose: Pose2D,
+                  robot_radius_m: float, config: PlannerConfig) -> PlanningField:
+    k = config.downsample
+    res = grid.resolution_m
     touching = inflate(blocked, robot_radius_m / res)
     # Where the robot's centre has been, it fits, whatever the inflated map says: keep the way back open.
-    traversable = ~block_any(touching, k) | (block_any(grid.trail_crop(box), k) & ~block_any(blocked, k))
+    traversable = ~block_any(touching, k) | (block_any(trail, k) & ~block_any(blocked, k))
     clear = ~block_any(inflate(blocked, (robot_radius_m + config.inflation_margin_m) / res), k)
-    origin = grid.origin_xy_m + np.array([box.i0, box.j0]) * res
+    origin, robot_xy, robot_cell = _robot_cell(grid, box, pose, config)
     cell_m = res * k
-    robot_xy = np.array([pose.x_m, pose.y_m])
-    rc = np.floor((robot_xy - origin) / cell_m).astype(np.int64)
-    robot_cell = (int(rc[0]), int(rc[1]))
     margin_cells = int(math.ceil(config.inflation_margin_m / cell_m))
     if not traversable[robot_cell]:
         # The map says the base overlaps something (it grazed an obstacle, or depth noise): near itself, let
@@ -274,3 +301,44 @@ def build_field(grid: OccupancyGrid, pose: Pose2D, robot_radius_m: float, config
     return PlanningField(box=box, origin_xy_m=origin, cell_m=cell_m, traversable=traversable, clear=clear,
                          distance_m=dist, robot_cell=robot_cell, robot_xy_m=robot_xy, blocked=blocked,
                          touching=touching, map_res_m=res, margin_cells=margin_cells)
+
+
+class FieldCache:
+    """:func:`build_field` that hands out a recent field again when that field's inputs are unchanged.
+
+    A field is a function of its crop box, the blocked and trail cells in it, the robot's planning cell, the
+    radius and the planner settings; the robot's exact xy only says where the base starts (``forward_free``,
+    ``waypoint``). So a step that turned or tilted in place without mapping a new obstacle, and the second and
+    third field one step asks for (the target's own, the cheapest instance's), get the distances of the FMM
+    already run: the same arrays :func:`build_field` would compute, without computing them. Comparing the crops
+    costs a fraction of a millisecond, the FMM over a large home's known map tens of milliseconds. The cached
+    arrays are read-only, so no consumer can change a field another one reads later.
+    """
+
+    def __init__(self, size: int = 4) -> None:
+        if size < 1:
+            raise ValueError(f"FieldCache size must be >= 1, got {size!r}")
+        self.size = size  # fields kept, most recent first (one step may ask for fields over 2-3 crops)
+        self._entries: list[tuple[tuple[object, ...], np.ndarray, np.ndarray, PlanningField]] = []
+        self.hits = 0  # fields handed out again (for benchmarks)
+        self.misses = 0  # fields computed
+
+    def build(self, grid: OccupancyGrid, pose: Pose2D, robot_radius_m: float, config: PlannerConfig,
+              include_xy_m: np.ndarray | None = None) -> PlanningField:
+        """What ``build_field(grid, pose, robot_radius_m, config, include_xy_m)`` returns."""
+        box = planning_box(grid, pose, config, include_xy_m)
+        blocked, trail = grid.blocked(box), grid.trail_crop(box)
+        _, robot_xy, robot_cell = _robot_cell(grid, box, pose, config)
+        key = (id(grid), box, robot_cell, robot_radius_m, config)
+        for n, (k, old_blocked, old_trail, fld) in enumerate(self._entries):
+            if k == key and np.array_equal(blocked, old_blocked) and np.array_equal(trail, old_trail):
+                self.hits += 1
+                self._entries.insert(0, self._entries.pop(n))
+                return dataclasses.replace(fld, robot_xy_m=robot_xy)
+        self.misses += 1
+        fld = _field_in_box(grid, box, blocked, trail, pose, robot_radius_m, config)
+        for array in (fld.traversable, fld.clear, fld.distance_m, fld.blocked, fld.touching, trail):
+            array.setflags(write=False)
+        self._entries.insert(0, (key, blocked, trail, fld))
+        del self._entries[self.size:]
+        return fld
