@@ -19,11 +19,11 @@ from goat_core.control.pose_nav import PoseGoalNavigator, PoseNavConfig
 from goat_core.errors import SceneGenerationError
 from goat_nav.cli import main
 from goat_nav.suites import findingdory as suite
+from sim_bridge.embedded.findingdory_experience import _free_spot
 from sim_bridge.embedded.findingdory_gen import (
     Experience,
     FindingDoryGenConfig,
     TaskJudge,
-    _free_spot,
     collect_experience,
     findingdory_sim_config,
     generate_tasks,
