@@ -100,10 +100,11 @@ def test_the_video_holds_what_a_robot_records(day: Day) -> None:
     assert sum(holding) == sum(m.place_frame - m.pick_frame - 1 for m in day.experience.moves)
     frame = video.frames[len(video) // 2]
     obs = frame.observation(video.annotation)
-    assert obs.rgb.shape == (640, 360, 3) and obs.depth_m.dtype == np.float32
+    height, width = day.sim.config.height_px, day.sim.config.width_px  # FindingDory's camera: 640 x 480
+    assert obs.rgb.shape == (height, width, 3) and obs.depth_m.dtype == np.float32
     assert obs.segmentation is not None and set(obs.instance_categories) == set(np.unique(obs.segmentation)) - {-1}
     # Compressed: JPEG colour, 16-bit PNG depth and segmentation; far smaller than the arrays.
-    raw = len(video) * 640 * 360 * (3 + 4 + 4)
+    raw = len(video) * height * width * (3 + 4 + 4)
     assert video.size_bytes() < raw / 15
 
 
@@ -160,8 +161,9 @@ def test_tracks_follow_each_moved_object(day: Day) -> None:
     # Where and when: every sighting is a frame whose segmentation shows the object.
     track = memory.tracks[day.track_of(moves[0].object_id)]
     log = day.experience.log
+    pixels = day.sim.config.height_px * day.sim.config.width_px
     assert [s.frame for s in track.sightings] == [f.index for f in log.frames
-                                                  if f.coverage_of(moves[0].object_id) * 640 * 360 >= 50]
+                                                  if f.coverage_of(moves[0].object_id) * pixels >= 50]
 
 
 def test_interactions_are_inferred_from_the_gripper_and_the_frames(day: Day) -> None:

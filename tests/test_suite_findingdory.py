@@ -291,6 +291,9 @@ def test_cli_runs_one_tiny_episode_end_to_end(tmp_path: Path, monkeypatch: pytes
     assert "HL-SR" in printed and "DTG-SR" in printed and "1 episodes, 2 tasks" in printed
     body = json.loads(out.read_text())
     assert body["suite"] == "findingdory" and body["meta"]["seed"] == 7
+    # --max-actions: a per-goal budget instead of FindingDory's episode budget, named in the table and the meta
+    custom = "custom (findingdory v1; budget 300 actions/subtask (official 5000 actions/episode"
+    assert f"protocol: {custom}" in printed and body["meta"]["protocol"].startswith(custom)
     tasks = body["tasks"]
     assert [t["task_type"] for t in tasks] == ["interaction_order", "unordered_revisitation"]
     assert len(tasks[1]["selected_frames"]) == len(tasks[1]["valid_targets"]) >= 3

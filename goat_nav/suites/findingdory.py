@@ -22,9 +22,11 @@ experience's start pose:
 
 Scores are FindingDory's HL-SR, LL-SR, HL-SPL, LL-SPL, DTG-SR and SC-SR (``goat_core.bench.suite_metrics``),
 overall and per task type. ``--no-memory``: the navigator does not get the map it built while watching the
-experience (the high level still reads the experience, which is the task's input). ``--max-actions`` is the
-budget per goal (default 500); ``--success-distance-m`` / ``--success-metric`` set the verifier's distance
-threshold.
+experience (the high level still reads the experience, which is the task's input). The run follows FindingDory's
+protocol (``findingdory_protocol``): 5000 actions per episode, the experience's included, 2.0 m for objects and
+0.1 m for receptacles, FindingDory's camera, no sliding; ``--max-actions`` (a budget per goal, and no episode
+budget unless ``--max-episode-actions``), ``--success-distance-m`` (objects) and ``--success-metric`` make it
+``custom (...)``, as the table's ``protocol:`` line and the results' meta say.
 
 Files: ``--out`` writes the FindingDory results (``goat_core.bench.findingdory_results``, read back by ``goat-nav
 report``; ``meta`` names the high-level policy and the perception), next to them the trajectories file of
@@ -79,6 +81,7 @@ from goat_nav.resume import PlanResults, check_same_run, plan_run
 from goat_nav.runner import Trajectory
 from goat_nav.suites.findingdory_args import PolicyChoice, build_policy, experience_bag_folder, policy_choice
 from goat_nav.suites.findingdory_episode import EpisodeRun, recorded_goal, run_episode, task_trajectory
+from goat_nav.suites.findingdory_protocol import findingdory_protocol_meta
 from goat_nav.suites.findingdory_task import (
     FindingDoryRunConfig,
     Relaxed,
@@ -88,7 +91,7 @@ from goat_nav.suites.findingdory_task import (
     run_task,
 )
 from goat_ros.record import RunRecorder, check_bag_path
-from sim_bridge.embedded.findingdory_gen import FindingDoryGenConfig, JudgeConfig
+from sim_bridge.embedded.findingdory_gen import FindingDoryGenConfig, JudgeConfig, findingdory_sim_config
 from sim_bridge.embedded.home import HomeConfig
 
 # ----------------------------------------------------------------------------------------------- table, files
@@ -138,8 +141,10 @@ def _run_config(args: argparse.Namespace) -> FindingDoryRunConfig:
     if args.success_metric is not None:
         judge["success_metric"] = args.success_metric
     overrides: dict[str, Any] = {"judge": JudgeConfig(**judge), "use_experience_map": not args.no_memory}
-    if args.max_actions is not None:
-        overrides["max_actions_per_goal"] = args.max_actions
+    if args.max_actions is not None:  # a cap per goal, and no episode budget unless --max-episode-actions says
+        overrides.update(max_actions_per_goal=args.max_actions, max_actions_per_episode=None)
+    if getattr(args, "max_episode_actions", None) is not None:
+        overrides["max_actions_per_episode"] = args.max_episode_actions
     return FindingDoryRunConfig(**overrides)
 
 
@@ -172,6 +177,9 @@ def _check_args(args: argparse.Namespace) -> None:
         check_episodes_file(args.episodes_file)
     if getattr(args, "record", None) is not None:
         check_bag_path(args.record)  # a bad --record path fails before any episode runs
+    if getattr(args, "embodiment", "official") != "official":
+        raise ConfigError(f"--embodiment {args.embodiment}: the FindingDory suite runs FindingDory's own embodiment "
+                          "(its camera, 10 degree turns, no sliding); drop --embodiment")
 
 
 def _print_run_line(tasks: Sequence[_Task], episodes: int, meta: dict[str, Any], config: FindingDoryRunConfig,
@@ -361,7 +369,8 @@ def run_suite(args: argparse.Namespace) -> int:
                             "run_config": dataclasses.asdict(config), "gen_config": dataclasses.asdict(gen_config),
                             "num_rooms": home_config.num_rooms, "perception": choice.perception_name,
                             "high_level": policy.describe(), "video": dataclasses.asdict(video),
-                            "low_level": "pose-goal navigator (occupancy + FMM)", "skipped_episodes": []}
+                            "low_level": "pose-goal navigator (occupancy + FMM)", "skipped_episodes": [],
+                            **findingdory_protocol_meta(config, findingdory_sim_config())}
     # The bag's run info is the meta as prepared: the same run gives the same bag whatever --out is.
     recorder = RunRecorder(args.record, run_info=meta) if getattr(args, "record", None) is not None else None
     run = FindingDoryRun(args.out, meta)
@@ -375,6 +384,7 @@ def run_suite(args: argparse.Namespace) -> int:
     tasks = run.tasks
     if not tasks:
         raise SceneGenerationError(f"no FindingDory task could be generated in {args.episodes} episodes")
+    print(f"protocol: {meta['protocol']}")
     print(format_table([t.record for t in tasks]))
     _print_run_line(tasks, args.episodes - len(run.skipped), meta, config, time.monotonic() - started)
     if args.out is not None:

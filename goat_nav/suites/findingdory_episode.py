@@ -47,13 +47,17 @@ class EpisodeRun:
     video_bytes: int = 0  # encoded size of the experience video
 
 
-def recorded_goal(task: FindingDoryTask, episode_id: str, index: int, config: FindingDoryRunConfig) -> RecordedGoal:
+def recorded_goal(task: FindingDoryTask, episode_id: str, index: int, config: FindingDoryRunConfig,
+                  experience_actions: int = 0) -> RecordedGoal:
     """A task as /goat/goal carries it: the instruction as a description goal; target_id lists each goal's valid
-    targets ("|" between alternatives, ";" between goals); the budget is the per-goal one times the goals."""
+    targets ("|" between alternatives, ";" between goals); the budget is what the task may take: what the
+    experience left of the episode budget, and at most the per-goal one times the goals."""
     targets = ";".join("|".join(sorted(goal.valid_ids)) for goal in task.subgoals)
+    caps = [config.task_actions(experience_actions)]
+    if config.max_actions_per_goal is not None:
+        caps.append(config.max_actions_per_goal * len(task.subgoals))
     return RecordedGoal(episode_id=episode_id, subtask_index=index, modality=GoalModality.DESCRIPTION,
-                        text=task.lang, target_id=targets,
-                        max_actions=config.max_actions_per_goal * len(task.subgoals))
+                        text=task.lang, target_id=targets, max_actions=min(c for c in caps if c is not None))
 
 
 def task_trajectory(sim: EmbeddedSim, judge: TaskJudge, task: FindingDoryTask, outcome: TaskOutcome,
@@ -111,9 +115,10 @@ def run_episode(home_seed: int, episode_id: str, config: Optional[FindingDoryRun
         policy.begin_episode(EpisodeExperience(video=experience.video, log=experience.log))
         for index, task in enumerate(tasks):
             if recorder is not None:
-                recorder.on_goal(recorded_goal(task, episode_id, index, config))
+                recorder.on_goal(recorded_goal(task, episode_id, index, config, experience.num_actions))
             outcome = run_task(sim, judge, navigator, experience_map, experience.log, task, episode_id, config,
-                               policy, on_step=recorder.on_step if recorder is not None else None)
+                               policy, on_step=recorder.on_step if recorder is not None else None,
+                               experience_actions=experience.num_actions)
             if recorder is not None:
                 recorder.on_result(outcome.subtask_record(index, run.scene_id))
             run.outcomes.append(outcome)

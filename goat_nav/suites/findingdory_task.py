@@ -14,6 +14,7 @@ from goat_core.bench.experience import ExperienceLog
 from goat_core.bench.findingdory_policy import EpisodeExperience, HighLevelPolicy, OracleSelector
 from goat_core.bench.findingdory_selector import ExperienceSelector, Selection
 from goat_core.bench.findingdory_tasks import FindingDoryTask
+from goat_core.bench.protocols import FINDINGDORY, Budget
 from goat_core.bench.results import SubtaskRecord
 from goat_core.bench.suite_metrics import (
     FindingDoryRecord,
@@ -28,15 +29,38 @@ from sim_bridge.embedded.sim import EmbeddedSim
 
 @dataclass(frozen=True)
 class FindingDoryRunConfig:
-    """How the tasks are run and verified."""
+    """How the tasks are run and verified.
 
-    max_actions_per_goal: int = 500
+    The budget is FindingDory's (``goat_core.bench.protocols.FINDINGDORY``): 5000 steps per episode
+    (findingdory-habitat ``config/benchmark/findingdory.yaml`` l.27), where one episode is the experience and
+    then one instruction, stepped through the same habitat Env (``run_findingdory_eval.py`` l.92-106), so the
+    experience's actions count and what is left is the task's, shared by its goals. ``max_actions_per_goal``
+    (``--max-actions``) caps each goal as well: a custom budget.
+    """
+
+    max_actions_per_episode: Optional[int] = FINDINGDORY.budget.max_actions_per_episode
+    max_actions_per_goal: Optional[int] = None
     judge: JudgeConfig = field(default_factory=JudgeConfig)
     use_experience_map: bool = True  # False: --no-memory, the navigator starts each task without a map
 
     def __post_init__(self) -> None:
-        if self.max_actions_per_goal < 1:
-            raise ConfigError(f"max_actions_per_goal must be >= 1, got {self.max_actions_per_goal}")
+        for name in ("max_actions_per_episode", "max_actions_per_goal"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ConfigError(f"{name} must be >= 1 or None, got {value}")
+        if self.max_actions_per_episode is None and self.max_actions_per_goal is None:
+            raise ConfigError("FindingDoryRunConfig needs max_actions_per_episode or max_actions_per_goal")
+
+    def task_actions(self, experience_actions: int) -> Optional[int]:
+        """The actions one task may take after an experience of ``experience_actions`` (None: no episode cap)."""
+        if self.max_actions_per_episode is None:
+            return None
+        return max(0, self.max_actions_per_episode - experience_actions)
+
+    def budget(self) -> Budget:
+        """The budget as the protocols name it (per goal = per subtask)."""
+        return Budget(max_actions_per_episode=self.max_actions_per_episode,
+                      max_actions_per_subtask=self.max_actions_per_goal)
 
 
 @dataclass(frozen=True)
@@ -160,8 +184,14 @@ def pose_xy(pose: Pose2D) -> tuple[float, float]:
 
 
 def navigate(sim: EmbeddedSim, judge: TaskJudge, navigator: PoseGoalNavigator, task: FindingDoryTask,
-             goals: Sequence[Pose2D], max_actions_per_goal: int, on_step: Optional[StepCallback] = None) -> _Drive:
-    """Drive from the experience start to each goal pose (episode frame) in turn, verifying at every STOP."""
+             goals: Sequence[Pose2D], max_actions_per_goal: Optional[int], max_actions: Optional[int] = None,
+             on_step: Optional[StepCallback] = None) -> _Drive:
+    """Drive from the experience start to each goal pose (episode frame) in turn, verifying at every STOP.
+
+    ``max_actions``: for the whole drive (the task's share of the episode budget); ``max_actions_per_goal``: for
+    each goal; None: no cap of that kind (one of them is needed)."""
+    if max_actions is None and max_actions_per_goal is None:
+        raise ConfigError("navigate needs max_actions or max_actions_per_goal (got neither)")
     start = judge.start_world
     obs = sim.reset(start.xy(), start.yaw_rad)
     drive = _Drive(path_xy_m=[pose_xy(start)])
@@ -170,7 +200,9 @@ def navigate(sim: EmbeddedSim, judge: TaskJudge, navigator: PoseGoalNavigator, t
         navigator.start_goal(goal)
         drive.goal_starts.append(len(drive.path_xy_m) - 1)
         stopped = False
-        for _ in range(max_actions_per_goal):
+        caps = [c for c in (max_actions_per_goal,
+                            None if max_actions is None else max_actions - drive.num_actions) if c is not None]
+        for _ in range(max(0, min(caps))):
             action = navigator.act(obs)
             drive.num_actions += 1
             drive.actions.append(action)
@@ -193,13 +225,15 @@ def navigate(sim: EmbeddedSim, judge: TaskJudge, navigator: PoseGoalNavigator, t
 
 def run_task(sim: EmbeddedSim, judge: TaskJudge, navigator: PoseGoalNavigator, experience_map: Optional[OccupancyGrid],
              log: ExperienceLog, task: FindingDoryTask, episode_id: str, config: FindingDoryRunConfig,
-             policy: Optional[HighLevelPolicy] = None, on_step: Optional[StepCallback] = None) -> TaskOutcome:
+             policy: Optional[HighLevelPolicy] = None, on_step: Optional[StepCallback] = None,
+             experience_actions: int = 0) -> TaskOutcome:
     """High level, then (after a high-level success) low level, and the FindingDory record of the task.
 
     ``policy`` has begun the episode (default: the oracle over ``log``). ``log`` is the simulator's log: it
     verifies the chosen frames and gives the oracle's reference frames. A policy that raises a GoatError (no
     answer, a malformed VLM reply, an endpoint that went away) fails the task with that error; the run goes on.
-    ``on_step`` sees every low-level action with the observation it was chosen on (the recorder's hook)."""
+    ``on_step`` sees every low-level action with the observation it was chosen on (the recorder's hook).
+    ``experience_actions``: what the experience took of the episode budget."""
     if policy is None:
         policy = OracleSelector()
         policy.begin_episode(EpisodeExperience(video=None, log=log))
@@ -218,7 +252,8 @@ def run_task(sim: EmbeddedSim, judge: TaskJudge, navigator: PoseGoalNavigator, e
         else:
             navigator.clear_map()
         goals = [log.frames[f].pose for f in selection.frame_indices]
-        drive = navigate(sim, judge, navigator, task, goals, config.max_actions_per_goal, on_step)
+        drive = navigate(sim, judge, navigator, task, goals, config.max_actions_per_goal,
+                         config.task_actions(experience_actions), on_step)
     ll_success = hl.success and _assigned(task, drive.stops, "success")
     hl_goal_m: Optional[float] = None
     if not task.multi_goal:  # FindingDory leaves HL-SPL undefined for multi-goal tasks (-1)

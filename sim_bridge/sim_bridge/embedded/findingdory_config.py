@@ -6,9 +6,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from goat_core.bench.findingdory_tasks import (
-    ORDINALS,
-)
+from goat_core.bench.findingdory_tasks import ORDINALS
+from goat_core.bench.protocols import FINDINGDORY
 from goat_core.errors import ConfigError
 from goat_core.types import ActionSizes
 from sim_bridge.embedded.sim import SimConfig
@@ -18,10 +17,12 @@ FINDINGDORY_ACTIONS = ActionSizes(forward_m=0.25, turn_rad=math.radians(10.0), l
 
 
 def findingdory_sim_config() -> SimConfig:
-    """The embedded simulator with FindingDory's action sizes, everything else as GOAT-Bench's Stretch."""
-    # Sliding on, as before issue 28 (FindingDory's config turns it off): without it the experience oracle's walk
-    # outgrows its day (ConfigError: time of day beyond 86400 s); a named deviation (docs/protocols.md).
-    return SimConfig(action_sizes=FINDINGDORY_ACTIONS, allow_sliding=True)
+    """The embedded simulator with FindingDory's embodiment (``goat_core.bench.protocols.FINDINGDORY``): its action
+    sizes, its head camera (480 x 640, HFOV 43 deg, 1.31 m) and no sliding along walls."""
+    e = FINDINGDORY.embodiment
+    assert e.camera_height_m is not None
+    return SimConfig(action_sizes=FINDINGDORY_ACTIONS, width_px=e.width_px, height_px=e.height_px,
+                     hfov_deg=e.hfov_deg, camera_height_m=e.camera_height_m, allow_sliding=e.allow_sliding)
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,9 @@ class FindingDoryGenConfig:
     arrive_radius_m: float = 0.2  # the oracle has reached a view point within this distance
     lookahead_m: float = 1.0  # the oracle steers to the farthest path point within this, in line of sight
     max_walk_actions: int = 800  # per walk to one view point
+    # The oracle's day: FindingDory's num_steps_daily (config/task/findingdory.yaml l.73); an oracle that has not
+    # made its moves by then times out and the episode is dropped (findingdory_task.py l.513-519).
+    max_experience_actions: int = 4000
     view_point_radius_m: float = 1.0  # as the GOAT episodes' view points
     view_point_spacing_m: float = 0.25
     view_point_tries: int = 3  # view points tried per object until the object is in view
@@ -55,6 +59,9 @@ class FindingDoryGenConfig:
         if not 0.0 <= c0 <= c1 < 20 * 3600.0:
             raise ConfigError(f"FindingDoryGenConfig.start_clock_range_s must be within [0, 20 h), got "
                               f"{self.start_clock_range_s!r}")
+        if self.max_experience_actions < 1:
+            raise ConfigError(f"FindingDoryGenConfig.max_experience_actions must be >= 1, got "
+                              f"{self.max_experience_actions!r}")
         for name in ("seconds_per_action", "arrive_radius_m", "lookahead_m", "view_point_radius_m",
                      "view_point_spacing_m"):
             if not getattr(self, name) > 0.0:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Callable, Optional, Sequence
 
 import numpy as np
@@ -18,7 +19,7 @@ from goat_core.bench.experience import (
     SeenObject,
 )
 from goat_core.control.planner import descend, line_of_sight
-from goat_core.control.policy import turn_toward
+from goat_core.control.policy import free_heading, turn_toward
 from goat_core.errors import SceneGenerationError, UnreachableGoalError
 from goat_core.geometry import wrap_angle_rad
 from goat_core.mapping.experience_video import (
@@ -32,7 +33,7 @@ from goat_core.mapping.experience_video import (
 from goat_core.types import DiscreteAction, Observation, Pose2D
 from sim_bridge.embedded.findingdory_config import FindingDoryGenConfig
 from sim_bridge.embedded.home import ObjectSpec
-from sim_bridge.embedded.sim import EmbeddedSim
+from sim_bridge.embedded.sim import MOVE_INCREMENT_M, EmbeddedSim
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,7 @@ class Experience:
     start_world: Pose2D  # where the experience began; the episode frame's origin, and the interaction start
     moves: tuple[MoveRecord, ...]
     video: Optional[ExperienceVideo] = None  # what the robot recorded (when asked for): frames and proprioception
+    num_actions: int = 0  # discrete actions the oracle took (of the episode's budget)
 
 
 class _Recorder:
@@ -70,6 +72,7 @@ class _Recorder:
         self.video_frames: list[VideoFrame] = []
         self.annotation: dict[int, InstanceAnnotation] = {}  # every instance a recorded segmentation shows
         self.holding = False  # the gripper holds an object (the oracle's grasps always succeed)
+        self.actions = 0  # discrete actions taken (teleports included)
 
     def record(self, obs: Observation, event: Optional[Interaction] = None) -> ExperienceFrame:
         seg = obs.segmentation
@@ -108,7 +111,23 @@ class _Recorder:
         self.video_frames.append(encode_frame(obs, frame.index, frame.time_s, proprio, self.video))
 
     def step(self, action: DiscreteAction) -> Observation:
+        self._count_action()
         obs = self.sim.step(action)
+        self.clock_s += self.config.seconds_per_action
+        self.record(obs)
+        return obs
+
+    def _count_action(self) -> None:
+        if self.actions >= self.config.max_experience_actions:
+            raise SceneGenerationError(f"home {self.sim.home.seed}: the oracle's experience needs more than its day "
+                                       f"of {self.config.max_experience_actions} actions (FindingDory's oracle times "
+                                       "out and its episode is dropped)")
+        self.actions += 1
+
+    def teleport(self, xy: np.ndarray, yaw_rad: float) -> Observation:
+        """Put the robot at a pose (one action on the clock and in the count, as FindingDory's teleport step)."""
+        self._count_action()
+        obs = self.sim.teleport(xy, yaw_rad)
         self.clock_s += self.config.seconds_per_action
         self.record(obs)
         return obs
@@ -148,19 +167,50 @@ class _Oracle:
         return [points[k] for k in order]
 
     def walk(self, goal_xy: np.ndarray) -> bool:
-        """Follow the geodesic path to ``goal_xy`` by discrete actions; False if it is not reached in time."""
+        """Follow the geodesic path to ``goal_xy`` by discrete actions; False if it is not reached in time.
+
+        Without sliding a forward step into an obstacle stops there, and a walker that keeps facing the same
+        waypoint keeps hitting it (the walk used to spend its whole action budget against a wall corner). So a
+        forward step is taken only when the whole step stays navigable; otherwise the walker commits to the
+        nearest heading whose step is clear (``free_heading``), turns to it and steps, then faces the path again.
+        """
         grid = self.sim.navgrid
         field_m = grid.distance_field(np.asarray(goal_xy, dtype=np.float64)[None])
         turn = self.sim.config.action_sizes.turn_rad
+        commit: Optional[float] = None  # a clear heading to step along before facing the path again
         for _ in range(self.config.max_walk_actions):
             pose = self.sim.base_pose_world
             if float(np.linalg.norm(pose.xy() - goal_xy)) <= self.config.arrive_radius_m:
                 return True
-            waypoint = self._waypoint(field_m, pose.xy(), goal_xy)
-            bearing = math.atan2(waypoint[1] - pose.y_m, waypoint[0] - pose.x_m)
-            action = turn_toward(wrap_angle_rad(bearing - pose.yaw_rad), 0.5 * turn)
+            if commit is None:
+                waypoint = self._waypoint(field_m, pose.xy(), goal_xy)
+                bearing = math.atan2(waypoint[1] - pose.y_m, waypoint[0] - pose.x_m)
+                action = turn_toward(wrap_angle_rad(bearing - pose.yaw_rad), 0.5 * turn)
+                if action is None and not self.step_is_clear(pose.xy(), pose.yaw_rad):
+                    commit = free_heading(pose, bearing, turn, partial(self.step_is_clear, pose.xy()))
+                    if commit is None:
+                        return False  # boxed in: no heading has a clear step
+            if commit is not None:
+                action = turn_toward(wrap_angle_rad(commit - pose.yaw_rad), 0.5 * turn)
+                if action is None:
+                    commit = None  # facing the clear heading: step along it
             self.rec.step(DiscreteAction.MOVE_FORWARD if action is None else action)
         return False
+
+    def step_is_clear(self, xy: np.ndarray, yaw_rad: float) -> bool:
+        """Whether a whole forward step along ``yaw_rad`` from ``xy`` stays on navigable cells (checked in the
+        simulator's increments), so that it cannot end against an obstacle."""
+        step_m = self.sim.config.action_sizes.forward_m
+        count = max(1, math.ceil(step_m / MOVE_INCREMENT_M))
+        direction = np.array([math.cos(yaw_rad), math.sin(yaw_rad)])
+        return all(self.sim.navgrid.is_navigable(xy + direction * (step_m * k / count)) for k in range(1, count + 1))
+
+    def stand_on(self, point: np.ndarray) -> None:
+        """Step onto ``point`` exactly, as FindingDory's oracle teleports onto the exact view point it places from
+        (the path follower only comes close: ``oracle_agent.py`` l.257-262); one action on the clock."""
+        pose = self.sim.base_pose_world
+        if float(np.linalg.norm(pose.xy() - point)) > 1e-9:
+            self.rec.teleport(point, pose.yaw_rad)
 
     def _waypoint(self, field_m: np.ndarray, xy: np.ndarray, goal_xy: np.ndarray) -> np.ndarray:
         """The farthest point of the descent path within the lookahead that is in a straight navigable line."""
@@ -241,6 +291,15 @@ def _at_spot(obj: ObjectSpec, centre: np.ndarray) -> ObjectSpec:
     return replace(obj, position_m=(cx, cy, cz), bbox_min_m=(x0, y0, z0), bbox_max_m=(x1, y1, z1))
 
 
+def _view_point_test(sim: EmbeddedSim, obj: ObjectSpec, config: FindingDoryGenConfig) -> Callable[[np.ndarray], bool]:
+    """A test of whether a point is one of ``obj``'s view points (the verifier's: same lattice and radius)."""
+    try:
+        points = sim.navgrid.view_points(obj, config.view_point_radius_m, config.view_point_spacing_m)
+    except UnreachableGoalError:
+        return lambda point: False
+    return lambda point: bool(np.any(np.all(np.abs(points - point) < 1e-6, axis=1)))
+
+
 def _rect_gap(lo: np.ndarray, hi: np.ndarray, other: ObjectSpec) -> float:
     dx = max(other.bbox_min_m[0] - hi[0], lo[0] - other.bbox_max_m[0], 0.0)
     dy = max(other.bbox_min_m[1] - hi[1], lo[1] - other.bbox_max_m[1], 0.0)
@@ -298,7 +357,7 @@ def collect_experience(sim: EmbeddedSim, rng: np.random.Generator,
     log = ExperienceLog(frames=tuple(rec.frames), objects=dict(rec.objects), room_types=rooms)
     recorded = None if video is None else ExperienceVideo(tuple(rec.video_frames), dict(rec.annotation))
     return Experience(log=log, start_world=Pose2D(float(start_xy[0]), float(start_xy[1]), start_yaw),
-                      moves=tuple(moves), video=recorded)
+                      moves=tuple(moves), video=recorded, num_actions=rec.actions)
 
 
 def _pick_and_place(sim: EmbeddedSim, oracle: _Oracle, obj: ObjectSpec, used: set[str],
@@ -319,10 +378,14 @@ def _pick_and_place(sim: EmbeddedSim, oracle: _Oracle, obj: ObjectSpec, used: se
     for receptacle, spot in destinations:
         # Like a person, the oracle stands in front of the spot it puts the object on (a view point of the
         # object there, with nothing in between), not in front of any part of the receptacle.
-        points = oracle.view_points_by_distance(_at_spot(obj, spot))
-        clear = [p for p in points if oracle.sees_surface(p, spot, receptacle)]
-        if not points or not oracle.walk((clear or points)[0]):
+        # It places from a view point of the receptacle too (FindingDory's oracle stands on one of the receptacle's
+        # view points, which its robot_at_receptacle check measures 0.1 m to), so its place frame passes that check.
+        points = oracle.view_points_by_distance(_at_spot(obj, spot))  # nearest first; sorted() keeps that order
+        on_receptacle = _view_point_test(sim, receptacle, config)
+        ranked = sorted(points, key=lambda p: (not on_receptacle(p), not oracle.sees_surface(p, spot, receptacle)))
+        if not ranked or not oracle.walk(ranked[0]):
             continue
+        oracle.stand_on(ranked[0])
         oracle.face(spot[:2])
         sim.place_on(obj.instance_id, receptacle.object_id, spot)
         oracle.rec.holding = False

@@ -17,17 +17,17 @@ This module is the generator's public face; the parts live beside it: ``findingd
    goal has an answer that some frame of the log satisfies (FindingDory keeps tasks its oracle can solve).
 3. Verification (:class:`TaskJudge`): FindingDory's task verifier (findingdory-habitat ``pddl_domain_fp.yaml``
    ``robot_at_object`` / ``robot_at_receptacle`` / ``robot_in_room``, ``pddl.py::is_robot_at_position``): the
-   robot is at an object when it is within the distance threshold of it (geodesic to its nearest view point by
-   default), the object covers at least ``min_coverage`` of the image and lies within the heading threshold
-   (pi/4 for objects, pi/2 for receptacles); in a room when its base is inside the room. The high-level check
-   renders the view from a chosen frame's pose in the world as it is after the experience; the relaxed checks
-   drop the coverage (DTG) or the distance (SC) threshold, as ``assign_and_validate_high_level_goal`` does.
+   robot is at an object when it is within 2.0 m geodesic of the object's position snapped to the floor
+   (``pddl.py`` l.209-213: movable objects have no view points; l.420-426 ``safe_snap_point``), at a receptacle
+   when within 0.1 m of one of its view points (``<=``, l.440), the target covers at least ``min_coverage`` of the
+   image and lies within the heading threshold (pi/4 for objects, pi/2 for receptacles); in a room when its base
+   is inside the room. The high-level check renders the view from a chosen frame's pose in the world as it is
+   after the experience; the relaxed checks drop the coverage (DTG) or the distance (SC) threshold, as
+   ``assign_and_validate_high_level_goal`` does.
 
-Differences from FindingDory: the distance thresholds. FindingDory checks ``<=`` 2.0 m geodesic to an object's
-view points and 0.1 m to a receptacle's (``pddl_domain_fp.yaml`` l.77-100, ``pddl.py`` l.440;
-``goat_core.bench.protocols.FINDINGDORY``), where its oracle stood exactly on view points. Here view points lie
-on a 0.25 m lattice the oracle's frames do not stand on: with 0.1 m the frame the oracle picks for a receptacle
-task fails the distance check (tried in issue 28). Both thresholds are settings; the default is 1.0 m for both.
+FindingDory's oracle stands exactly on a receptacle's view point when it places (it teleports there,
+``oracle_agent.py`` l.257-262), so its place frames pass the 0.1 m check; ours does the same
+(``_Oracle.stand_on``), choosing a point that is a view point of the spot and of the receptacle.
 """
 
 from sim_bridge.embedded.findingdory_config import (

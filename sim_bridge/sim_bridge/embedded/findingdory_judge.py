@@ -24,6 +24,7 @@ from goat_core.bench.findingdory_tasks import (
 from goat_core.errors import ConfigError, UnreachableGoalError
 from goat_core.geometry import wrap_angle_rad
 from goat_core.types import Pose2D
+from sim_bridge.embedded.geodesic import in_sight
 from sim_bridge.embedded.home import ObjectSpec
 from sim_bridge.embedded.sim import EmbeddedSim
 from sim_bridge.embedded.success import SUCCESS_METRICS
@@ -33,8 +34,8 @@ from sim_bridge.embedded.success import SUCCESS_METRICS
 class JudgeConfig:
     """Thresholds of the task verifier."""
 
-    success_distance_m: float = 1.0  # objects (FindingDory robot_at_object: 2.0; see the module docstring)
-    receptacle_distance_m: float = 1.0  # receptacles (FindingDory robot_at_receptacle: 0.1)
+    success_distance_m: float = 2.0  # objects: FindingDory robot_at_object, pddl_domain_fp.yaml l.77-82
+    receptacle_distance_m: float = 0.1  # receptacles: FindingDory robot_at_receptacle, l.93-100
     success_metric: str = "geodesic_viewpoint"  # or "euclidean_object": straight line to the object centre
     min_coverage: float = 0.001  # FindingDory semantic_cov_thresh
     object_angle_rad: float = math.pi / 4  # FindingDory robot_at_object angle_thresh
@@ -66,7 +67,8 @@ NO_VERDICT = Verdict(False, False, False)
 
 @dataclass
 class _Goal:
-    """Where a target can be reached from: its view points (or room cells), their distance field, its centre."""
+    """Where a target is measured to: a receptacle's view points, a movable object's position snapped to the floor
+    or a room's cells; their distance field; its centre."""
 
     points_xy_m: np.ndarray  # (K, 2) world
     field_m: np.ndarray  # geodesic distance to the nearest point, navgrid cells
@@ -109,8 +111,11 @@ class TaskJudge:
             spec = None
         else:
             spec = next(o for o in self.sim.current_objects() if o.object_id == target_id)
-            points = grid.view_points(spec, self.config.view_point_radius_m, self.config.view_point_spacing_m)
             centre = np.asarray(spec.position_m[:2])
+            if spec.is_receptacle:
+                points = grid.view_points(spec, self.config.view_point_radius_m, self.config.view_point_spacing_m)
+            else:  # a movable object: its position snapped to the navigable floor (as FindingDory measures it)
+                points = grid.cell_to_world(*grid.snap(centre))[None]
         if points.shape[0] == 0:
             raise UnreachableGoalError(f"target {target_id} has no navigable point to be reached from")
         goal = _Goal(points, grid.distance_field(points), centre, spec)
@@ -122,8 +127,19 @@ class TaskJudge:
         goal = self.goal(target_id)
         if self.config.success_metric == "euclidean_object":
             return float(np.linalg.norm(goal.centre_xy_m - world_xy[:2]))
-        row, col = self.sim.navgrid.world_to_cell(world_xy)
-        return float(goal.field_m[row, col]) if self.sim.navgrid.in_grid(row, col) else math.inf
+        grid = self.sim.navgrid
+        row, col = grid.world_to_cell(world_xy)
+        if not grid.in_grid(row, col):
+            return math.inf
+        if goal.spec is not None:
+            # In sight of an object's goal point the geodesic is the straight segment: exact, where the 5 cm field
+            # is off by up to ~8 cm (both ends quantised to a cell), too coarse for the 0.1 m receptacle threshold
+            # (sim_bridge.embedded.geodesic). Rooms (every cell of the room) keep the field.
+            xy = np.asarray(world_xy, dtype=np.float64).reshape(-1)[:2]
+            seen = in_sight(grid, xy, goal.points_xy_m)
+            if seen.any():
+                return float(np.min(np.linalg.norm(goal.points_xy_m[seen] - xy[None, :], axis=1)))
+        return float(goal.field_m[row, col])
 
     def check(self, subgoal: Subgoal, world: Pose2D, tilt_rad: float,
               segmentation: Optional[np.ndarray] = None) -> Verdict:
@@ -161,8 +177,9 @@ class TaskJudge:
     def solvable(self, subgoal: Subgoal, log: ExperienceLog, max_frames: int = 4) -> bool:
         """Whether some frame of the log passes the full check for the subgoal (an oracle answer exists).
 
-        Rooms: any frame in the room. Objects: the frames that show a target since its last move, the largest
-        views first, ``max_frames`` of them per target.
+        Rooms: any frame in the room. Objects: the frames that show a target since its last move, those of an
+        interaction at it first (where the oracle stood on a receptacle's view point), then the largest views,
+        ``max_frames`` of them per target.
         """
         for target_id in sorted(subgoal.valid_ids):
             room_id = room_of_target(target_id)
@@ -172,7 +189,7 @@ class TaskJudge:
                 continue
             moves = [f.index for f, i in log.events() if i.object_id == target_id]
             frames = [f for f in log.frames[(moves[-1] if moves else 0):] if f.coverage_of(target_id) > 0.0]
-            frames.sort(key=lambda f: (-f.coverage_of(target_id), f.index))
+            frames.sort(key=lambda f: (not _interacted_at(f, target_id), -f.coverage_of(target_id), f.index))
             if any(self.check_frame(subgoal, f).success for f in frames[:max_frames]):
                 return True
         return False
@@ -226,3 +243,8 @@ class TaskJudge:
                     break
             best = min(best, total)
         return best
+
+
+def _interacted_at(frame: ExperienceFrame, receptacle_id: str) -> bool:
+    """The oracle placed something on (or picked something from) ``receptacle_id`` in this frame."""
+    return frame.event is not None and frame.event.receptacle_id == receptacle_id
