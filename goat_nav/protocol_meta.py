@@ -22,9 +22,7 @@ EMBODIMENTS = ("official", "stretch")
 NOT_YET_OFFICIAL: dict[str, tuple[str, ...]] = {
     "langmap": (),
     "pasture": (),
-    "findingdory": ("success distance 1.0 m for objects and receptacles (official: 2.0 m objects, 0.1 m "
-                    "receptacles; our oracle's frames do not stand on view points)",
-                    "sliding on (official off; the experience oracle's walk needs it)"),
+    "findingdory": (),
 }
 
 

@@ -227,7 +227,8 @@ def test_a_moved_object_rests_on_a_model_receptacles_surface_not_its_bounding_bo
     """FindingDory's oracle puts objects on a spot of a receptacle's top: on a model that is the mesh surface
     (ray cast), which may lie far below the bounding box (the object used to float there, 12-31 cm up)."""
     from goat_nav.suites.findingdory import episode_units
-    from sim_bridge.embedded.findingdory_gen import FindingDoryGenConfig, _free_spot
+    from sim_bridge.embedded.findingdory_config import FindingDoryGenConfig
+    from sim_bridge.embedded.findingdory_experience import _free_spot
     from sim_bridge.embedded.sim import SURFACE_STEP_M
 
     # The home of FindingDory 3000-3 (furnished): its kitchen counter's top lies 14-29 cm under its bounding box,

@@ -19,11 +19,11 @@ from goat_core.control.pose_nav import PoseGoalNavigator, PoseNavConfig
 from goat_core.errors import SceneGenerationError
 from goat_nav.cli import main
 from goat_nav.suites import findingdory as suite
+from sim_bridge.embedded.findingdory_experience import _free_spot
 from sim_bridge.embedded.findingdory_gen import (
     Experience,
     FindingDoryGenConfig,
     TaskJudge,
-    _free_spot,
     collect_experience,
     findingdory_sim_config,
     generate_tasks,
@@ -79,12 +79,14 @@ def test_a_moved_object_renders_at_its_new_place_and_back() -> None:
         eye = np.array([new_view[0][0], new_view[0][1], sim.config.camera_height_m])
         distance, hit = sim.renderer.cast_ray(eye, np.asarray(moved.position_m) - eye)
         assert hit == obj.instance_id and distance < 1.0
-        # The navigable grid (floor objects only) is unchanged; the verifier's view points follow the object.
+        # The navigable grid (floor objects only) is unchanged; the verifier's goal point follows the object: its
+        # new position snapped to the floor (FindingDory measures movable objects so, pddl.py l.420-426).
         assert np.array_equal(sim.navgrid.navigable, before_grid)
         assert np.array_equal(NavGrid.from_home(home).navigable, before_grid)
         judge = TaskJudge(sim, sim.base_pose_world)
         points = judge.goal(obj.object_id).points_xy_m
-        assert np.allclose(points, sim.navgrid.view_points(moved))
+        grid = sim.navgrid
+        assert np.allclose(points, grid.cell_to_world(*grid.snap(np.asarray(moved.position_m[:2])))[None])
         gap = np.linalg.norm(points - np.clip(points, moved.bbox_min_m[:2], moved.bbox_max_m[:2]), axis=1)
         assert gap.max() <= 1.0 + 1e-9
 
@@ -291,6 +293,9 @@ def test_cli_runs_one_tiny_episode_end_to_end(tmp_path: Path, monkeypatch: pytes
     assert "HL-SR" in printed and "DTG-SR" in printed and "1 episodes, 2 tasks" in printed
     body = json.loads(out.read_text())
     assert body["suite"] == "findingdory" and body["meta"]["seed"] == 7
+    # --max-actions: a per-goal budget instead of FindingDory's episode budget, named in the table and the meta
+    custom = "custom (findingdory v1; budget 300 actions/subtask (official 5000 actions/episode"
+    assert f"protocol: {custom}" in printed and body["meta"]["protocol"].startswith(custom)
     tasks = body["tasks"]
     assert [t["task_type"] for t in tasks] == ["interaction_order", "unordered_revisitation"]
     assert len(tasks[1]["selected_frames"]) == len(tasks[1]["valid_targets"]) >= 3

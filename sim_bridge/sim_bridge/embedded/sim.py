@@ -157,6 +157,20 @@ class EmbeddedSim:
         self._realism.reset(self._start)
         return self.observe()
 
+    def teleport(self, xy_m: Union[Sequence[float], np.ndarray], yaw_rad: float) -> Observation:
+        """Put the base at a navigable pose without an action; the episode frame, tilt and step count stay.
+
+        For scripted oracles only: FindingDory's oracle teleports onto the exact view point it places from
+        (findingdory-habitat ``policies/heuristic/oracle_agent.py`` l.257-262)."""
+        xy = np.asarray(xy_m, dtype=np.float64).reshape(-1)
+        if xy.shape != (2,) or not self._navgrid.is_navigable(xy) or not math.isfinite(yaw_rad):
+            raise UnreachableGoalError(f"teleport needs a navigable (x, y) and a finite yaw, got {xy_m!r}, {yaw_rad!r}")
+        before = self.base_pose_world
+        self._xy = xy.copy()
+        self._yaw_rad = _wrap(float(yaw_rad))
+        self._realism.moved(before, self.base_pose_world)
+        return self.observe()
+
     def reset_world(self, start_xy_m: Union[Sequence[float], np.ndarray], start_yaw_rad: float) -> Observation:
         """sim_bridge's reset (``sim_bridge.backends.BridgeSim``): the world frame here is REP 103 already."""
         return self.reset(start_xy_m, start_yaw_rad)

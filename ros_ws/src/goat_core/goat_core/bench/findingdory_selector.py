@@ -10,10 +10,12 @@ shows an object before it was moved is wrong, and a frame that shows it small an
 distance check.
 
 Frame choice: for an object, the frames after its last move (the place frame on) that show it, the one where it
-covers most of the image (closest and most central); for a room, the frame in it nearest to the start among
-those at least ``room_margin_m`` from every frame taken outside it (away from doorways), else the one nearest
-the mean position of its frames. Among several correct targets of a single-goal task the one whose frame is
-nearest the start is chosen; unordered revisitation visits the targets nearest-neighbour first.
+covers most of the image (closest and most central); for a receptacle the robot put something on (else took
+something from), the same among the frames of those places (picks): the robot stood at it then; for a room,
+the frame in it nearest to the start among those at least ``room_margin_m`` from every frame taken outside it
+(away from doorways), else the one nearest the mean position of its frames. Among several correct targets of a
+single-goal task the one whose frame is nearest the start is chosen; unordered revisitation visits the targets
+nearest-neighbour first.
 """
 
 from __future__ import annotations
@@ -154,8 +156,20 @@ class ExperienceSelector:
         since = moves[-1][0] if moves else 0
         if moves and moves[-1][1] == "pick":
             return None  # still carried when the experience ended
+        frames: Sequence[ExperienceFrame] = log.frames[since:]
+        info = log.objects.get(object_id)
+        if info is not None and info.is_receptacle:
+            # Where the robot put something on it (or else took something from it) it stood right at the
+            # receptacle: FindingDory checks receptacles 0.1 m from their view points, where its oracle stood to
+            # place (findingdory-habitat oracle_agent.py l.257-262).
+            for kind in ("place", "pick"):
+                at = [f for f in frames if f.event is not None and f.event.kind == kind
+                      and f.event.receptacle_id == object_id and f.coverage_of(object_id) >= self.config.min_coverage]
+                if at:
+                    frames = at
+                    break
         best: Optional[tuple[float, int]] = None
-        for frame in log.frames[since:]:
+        for frame in frames:
             coverage = frame.coverage_of(object_id)
             if coverage >= self.config.min_coverage and (best is None or coverage > best[0]):
                 best = (coverage, frame.index)

@@ -31,7 +31,8 @@ Sources (file and line at the commits read for this module):
   ``findingdory/config/agents/stretch.yaml`` l.14-18 head camera 480 x 640, HFOV 43, at 1.31 m;
   ``findingdory/config/simulator/findingdory_sim.yaml`` l.14 ``allow_sliding: False``;
   ``findingdory/task/pddl/pddl.py`` ``is_robot_at_position`` l.403 coverage, l.440 ``dist > dist_thresh`` fails
-  (so ``<=`` passes), l.461 angle.
+  (so ``<=`` passes), l.461 angle; l.190-213 receptacles are measured to their view points, movable objects
+  (which have none) to ``safe_snap_point`` of their position (l.420-426).
 * LangMap, ``bo-miao/LangMap``: success geodesic <= 0.25 m to a view point of any target object when the subgoal
   ends (no STOP needed), 500 actions per subgoal, camera 640 x 480, HFOV 120, no sliding (as summarised in
   issue 28; the per-subgoal records under ``tmp/planavid_multi_3b/log/`` carry ``success``, ``spl`` and
@@ -107,7 +108,9 @@ class SuccessRule:
     """When a (sub)task counts as a success."""
 
     distance_m: float  # threshold on the distance below
-    distance_to: str  # "view_points" (geodesic to the goal set's view points) | "object" | "visible_object"
+    # "view_points" (geodesic to the goal set's view points) | "object" | "visible_object" | "snapped_object"
+    # (geodesic to the object's position snapped to the floor: FindingDory's movable objects)
+    distance_to: str
     comparison: str = "<"  # "<" (habitat-lab, GOAT-Bench) or "<="
     requires_stop: bool = True  # the agent must call STOP (GOAT, CoW) or the subgoal's end is scored (LangMap)
     max_angle_rad: Optional[float] = None  # FindingDory: the robot must face the target within this angle
@@ -204,10 +207,11 @@ FINDINGDORY = Protocol(
     name="findingdory", version="v1",
     budget=Budget(max_actions_per_episode=5000),
     embodiment=Embodiment(width_px=480, height_px=640, hfov_deg=43.0, camera_height_m=1.31, allow_sliding=False),
-    success=SuccessRule(distance_m=2.0, distance_to="view_points", comparison="<=", requires_stop=True,
+    success=SuccessRule(distance_m=2.0, distance_to="snapped_object", comparison="<=", requires_stop=True,
                         max_angle_rad=0.785, min_coverage=0.001),
     averaging="pooled",
-    goal_sets="objects: 2.0 m geodesic, pi/4, coverage 0.001; receptacles: 0.1 m geodesic, pi/2, coverage 0.001",
+    goal_sets="objects: 2.0 m geodesic to the snapped object position, pi/4, coverage 0.001; receptacles: 0.1 m "
+              "geodesic to its view points, pi/2, coverage 0.001",
     source="findingdory-benchmark/findingdory-habitat findingdory/config/task/pddl_domain_fp.yaml")
 
 # FindingDory's receptacle predicate (robot_at_receptacle): a second success rule of the same protocol.
