@@ -15,11 +15,11 @@ from __future__ import annotations
 import argparse
 import time
 
+from goat_bench.goat.generator import usable_synonyms
 from goat_core.matching.category import CategoryResolver
 from goat_core.matching.embeddings import SentenceEmbedder
 from goat_core.matching.lexicon import default_lexicon
 from sim_bridge.embedded.catalogue import CATALOGUE
-from sim_bridge.embedded.episodes import usable_synonyms
 
 
 def main() -> None:

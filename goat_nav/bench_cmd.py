@@ -12,10 +12,18 @@ from typing import Any, Optional, Sequence
 
 from tqdm import tqdm
 
+from goat_bench.common.episode_worker import GoatWorkerFactory, ProceduralEpisodes
+from goat_bench.common.episodes import GoatDataset, GoatEpisode, load_goat_dataset, save_goat_dataset
+from goat_bench.common.parallel import WorkerPool, parallel_config
+from goat_bench.common.protocol_meta import protocol_meta, protocol_sim_config
+from goat_bench.common.protocols import LANGMAP, PASTURE_COW
+from goat_bench.common.realism import realism_deviation, realism_from_args, realism_meta
+from goat_bench.common.report import write_html_report
+from goat_bench.common.results import Summary, summarise
+from goat_bench.common.runner import RunConfig
+from goat_bench.common.suite import agent_config_from_args, memory_deviation, run_episodes
+from goat_bench.goat.generator import episode_config_for, generate_dataset, home_seeds
 from goat_core.baselines.cow_agent import CowAgentConfig
-from goat_core.bench.episodes import GoatDataset, GoatEpisode, load_goat_dataset, save_goat_dataset
-from goat_core.bench.protocols import LANGMAP, PASTURE_COW
-from goat_core.bench.results import Summary, summarise
 from goat_core.errors import ConfigError
 from goat_core.matching.cow import CowConfig
 from goat_core.matching.lexicon import lexicon_in_use
@@ -24,15 +32,7 @@ from goat_core.matching.selection import StackConfig
 from goat_core.perception.detector_errors import describe_errors
 from goat_core.perception.factory import PerceptionConfig
 from goat_core.perception.model_folder import check_model_folder
-from goat_nav.episode_worker import GoatWorkerFactory, ProceduralEpisodes
-from goat_nav.parallel import WorkerPool, parallel_config
-from goat_nav.protocol_meta import protocol_meta, protocol_sim_config
-from goat_nav.realism import realism_deviation, realism_from_args, realism_meta
-from goat_nav.report import write_html_report
-from goat_nav.runner import RunConfig
-from goat_nav.suites.common import agent_config_from_args, memory_deviation, run_episodes
 from goat_ros.record import check_bag_path
-from sim_bridge.embedded.episodes import episode_config_for, generate_dataset, home_seeds
 from sim_bridge.embedded.home import HomeConfig, home_config_for
 from sim_bridge.embedded.sim import SimConfig
 
@@ -193,8 +193,8 @@ def prepare_run(args: argparse.Namespace, runner: str, pool: Optional[WorkerPool
 
 def run_bench(args: argparse.Namespace) -> int:
     if args.suite != "goat":
-        # Each non-GOAT family lives in goat_nav/suites/<suite>.py with ``run_suite(args) -> int``.
-        suite = importlib.import_module(f"goat_nav.suites.{args.suite}")
+        # Each non-GOAT family lives in goat_bench/<suite>.py with ``run_suite(args) -> int``.
+        suite = importlib.import_module(f"goat_bench.{args.suite}.run")
         return int(suite.run_suite(args))
     started = time.monotonic()
     if args.record is not None:
@@ -216,7 +216,9 @@ def run_bench(args: argparse.Namespace) -> int:
     if run.bag is not None:
         print(f"recording: {run.bag} (rosbag2: metadata.yaml + {run.bag.name}.mcap)")
     if args.report is not None:
-        from goat_nav.report_views import report_extras  # renders the goal views: only when a report is asked for
+        from goat_bench.common.report_views import (
+            report_extras,  # renders the goal views: only when a report is asked for
+        )
 
         views, credits = report_extras(episodes)
         write_html_report(Path(args.report), records, summary, meta, trajectories, views, [credits])

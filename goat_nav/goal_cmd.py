@@ -20,7 +20,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from goat_core.bench.metrics import path_length_m
+from goat_bench.common.metrics import path_length_m
 from goat_core.errors import GoatError
 from goat_core.types import DiscreteAction, Goal, GoalModality
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from goat_core.bench.outputs import lock_path
-from goat_core.bench.results import read_results_json
+from goat_bench.common.outputs import lock_path
+from goat_bench.common.results import read_results_json
 from goat_nav.cli import main
 
 TINY = ["bench", "--episodes", "1", "--seed", "5", "--max-actions", "6", "--quiet"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import cv2
 import pytest
 
-from goat_core.bench.results import SubtaskRecord, read_results_json, summarise, write_results_json
+from goat_bench.common.results import SubtaskRecord, read_results_json, summarise, write_results_json
 from goat_nav.cli import main
 from goat_nav.compare import compare, format_tables
 

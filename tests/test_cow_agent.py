@@ -12,6 +12,8 @@ import math
 import numpy as np
 import pytest
 
+from goat_bench.common.runner import EpisodeRunner, RunConfig
+from goat_bench.goat.generator import generate_dataset
 from goat_core.agent import Agent, AgentConfig
 from goat_core.baselines.cow_agent import CowAgent, CowAgentConfig, GroundTruthLocalizer, RelevanceLocalizer
 from goat_core.errors import ConfigError, InvalidGoalError
@@ -23,8 +25,6 @@ from goat_core.perception.factory import PerceptionConfig
 from goat_core.perception.gt import GroundTruthPerception
 from goat_core.types import DiscreteAction, Goal, GoalModality, Pose2D
 from goat_nav.cli import main
-from goat_nav.runner import EpisodeRunner, RunConfig
-from sim_bridge.embedded.episodes import generate_dataset
 from tests.test_agent import BoxWorld, CategoryMatcher, distance_to_box, room, run, two_rooms
 
 LABELS = ["chair", "table", "sofa"]

@@ -11,7 +11,7 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from goat_core.bench.episodes import (
+from goat_bench.common.episodes import (
     GoatDataset,
     GoatTask,
     ImageGoalKey,

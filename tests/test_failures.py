@@ -7,7 +7,7 @@ from typing import Optional
 
 import pytest
 
-from goat_core.bench.failures import (
+from goat_bench.common.failures import (
     FAILURE_CLASSES,
     InvalidFailureError,
     SceneObject,

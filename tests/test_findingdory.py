@@ -10,7 +10,8 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from goat_core.bench.findingdory import (
+from goat_bench.common.suite_metrics import findingdory_stats
+from goat_bench.findingdory.loader import (
     CANDIDATE_FIELDS,
     LogicalExpr,
     Predicate,
@@ -19,7 +20,6 @@ from goat_core.bench.findingdory import (
     load_object_attributes,
     task_types_of,
 )
-from goat_core.bench.suite_metrics import findingdory_stats
 from goat_core.errors import EpisodeFormatError
 
 ATTRIBUTES = Path("/work/shared/reference-data/findingdory/object_attribute_annotation.csv")

@@ -7,7 +7,7 @@ from typing import Optional
 
 import pytest
 
-from goat_core.bench.experience import (
+from goat_bench.findingdory.experience import (
     UNKNOWN_RECEPTACLE,
     ExperienceFrame,
     ExperienceLog,
@@ -17,8 +17,8 @@ from goat_core.bench.experience import (
     format_clock,
     parse_clock,
 )
-from goat_core.bench.findingdory_selector import ExperienceSelector, SelectorConfig, carry_durations_s
-from goat_core.bench.findingdory_tasks import (
+from goat_bench.findingdory.selector import ExperienceSelector, SelectorConfig, carry_durations_s
+from goat_bench.findingdory.tasks import (
     TASK_TYPES,
     TEMPLATES,
     FindingDoryTask,

@@ -62,7 +62,7 @@ def test_no_import_runs_against_the_layers() -> None:
 
 
 @pytest.mark.parametrize("source, expected", [
-    ("from goat_nav.runner import RunConfig\n", ["goat_nav.runner"]),
+    ("from goat_bench.common.runner import RunConfig\n", ["goat_bench.common.runner"]),
     ("def f():\n    import sim_bridge.embedded.catalogue as c\n", ["sim_bridge.embedded.catalogue"]),
     ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from goat_stretch import nav2_mode\n",
      ["typing", "goat_stretch"]),
@@ -76,11 +76,11 @@ def test_an_upward_import_is_reported_with_its_file_and_line(tmp_path: Path) -> 
     for folder, _ in PACKAGES.values():
         (tmp_path / folder).mkdir(parents=True)
     node = tmp_path / PACKAGES["goat_ros"][0] / "some_node.py"
-    node.write_text("import math\n\n\ndef build():\n    from goat_nav.runner import build_agent\n")
+    node.write_text("import math\n\n\ndef build():\n    from goat_bench.common.runner import build_agent\n")
     sibling = tmp_path / PACKAGES["sim_bridge"][0] / "x.py"
     sibling.write_text("from goat_stretch.driver import StretchDriver\nfrom goat_core.types import Pose2D\n")
     assert violations(tmp_path) == [
-        "ros_ws/src/goat_ros/goat_ros/some_node.py:5 imports goat_nav.runner (goat_ros, layer 1 -> goat_nav, "
+        "ros_ws/src/goat_ros/goat_ros/some_node.py:5 imports goat_bench.common.runner (goat_ros, layer 1 -> goat_nav, "
         "layer 3)",
         "sim_bridge/sim_bridge/x.py:1 imports goat_stretch.driver (sim_bridge, layer 2 -> goat_stretch, layer 2)",
     ]

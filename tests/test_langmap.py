@@ -8,8 +8,9 @@ from typing import Any, Callable
 
 import pytest
 
-from goat_core.bench.episodes import goals_for_task
-from goat_core.bench.langmap import (
+from goat_bench.common.episodes import goals_for_task
+from goat_bench.common.suite_metrics import langmap_by_level, seq_sr_table
+from goat_bench.langmap.loader import (
     EXTRA_LEVELS,
     EXTRA_TEXTS,
     langmap_task_targets,
@@ -19,7 +20,6 @@ from goat_core.bench.langmap import (
     sequence_to_goat_episode,
     task_to_goat_episode,
 )
-from goat_core.bench.suite_metrics import langmap_by_level, seq_sr_table
 from goat_core.errors import EpisodeFormatError
 from goat_core.types import GoalModality
 

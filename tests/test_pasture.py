@@ -9,7 +9,8 @@ from typing import Any, Callable
 
 import pytest
 
-from goat_core.bench.pasture import (
+from goat_bench.common.suite_metrics import PASTURE_CATEGORIES, pasture_by_category
+from goat_bench.pasture.loader import (
     PASTURE_DATASET_DIRS,
     TEMPLATE_FILES,
     category_of_results_dir,
@@ -20,7 +21,6 @@ from goat_core.bench.pasture import (
     object_type_words,
     pasture_goal,
 )
-from goat_core.bench.suite_metrics import PASTURE_CATEGORIES, pasture_by_category
 from goat_core.errors import EpisodeFormatError
 from goat_core.types import GoalModality
 

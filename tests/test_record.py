@@ -13,13 +13,13 @@ import pytest
 import yaml
 from rosbags.highlevel import AnyReader
 
-from goat_core.bench.episodes import GoatDataset, save_goat_dataset
-from goat_core.bench.results import SubtaskRecord, read_results_json
+from goat_bench.common.episodes import GoatDataset, save_goat_dataset
+from goat_bench.common.results import SubtaskRecord, read_results_json
+from goat_bench.goat.generator import generate_dataset
 from goat_core.types import CameraIntrinsics, DiscreteAction, Goal, GoalModality, Observation, Pose2D
 from goat_nav.cli import main
 from goat_ros import record
 from goat_ros.record import RecordedGoal, RecordError, RunRecorder
-from sim_bridge.embedded.episodes import generate_dataset
 from sim_bridge.embedded.home import HomeConfig
 
 MAX_ACTIONS = 3

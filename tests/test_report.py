@@ -15,16 +15,8 @@ import cv2
 import numpy as np
 import pytest
 
-from goat_core.bench.episodes import GoatDataset, save_goat_dataset
-from goat_core.bench.results import (
-    InvalidResultError,
-    SubtaskRecord,
-    read_results_json,
-    summarise,
-    write_results_json,
-)
-from goat_nav.cli import main
-from goat_nav.report import (
+from goat_bench.common.episodes import GoatDataset, save_goat_dataset
+from goat_bench.common.report import (
     TRAJECTORIES_META_KEY,
     read_trajectories,
     render_html_report,
@@ -32,8 +24,16 @@ from goat_nav.report import (
     write_html_report,
     write_trajectories,
 )
-from goat_nav.runner import Trajectory
-from sim_bridge.embedded.episodes import generate_dataset
+from goat_bench.common.results import (
+    InvalidResultError,
+    SubtaskRecord,
+    read_results_json,
+    summarise,
+    write_results_json,
+)
+from goat_bench.common.runner import Trajectory
+from goat_bench.goat.generator import generate_dataset
+from goat_nav.cli import main
 from sim_bridge.embedded.home import HomeConfig
 
 # ------------------------------------------------------------------------------------------- a tiny run

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from goat_core.bench import results
-from goat_core.bench.results import (
+from goat_bench.common import results
+from goat_bench.common.results import (
     InvalidResultError,
     SubtaskRecord,
     append_results_json,

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from goat_core.bench.findingdory_results import write_results
-from goat_core.bench.results import read_results_json
-from goat_core.bench.suite_metrics import FindingDoryRecord
+from goat_bench.common.results import read_results_json
+from goat_bench.common.suite_metrics import FindingDoryRecord
+from goat_bench.findingdory.results import write_results
 from goat_nav.cli import main
 from goat_nav.results_table import HEADER, row_of
 from goat_nav.results_table import main as table_main

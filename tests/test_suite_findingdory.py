@@ -11,15 +11,10 @@ from typing import Iterator, Optional
 import numpy as np
 import pytest
 
-from goat_core.bench.findingdory_selector import ExperienceSelector, Selection
-from goat_core.bench.findingdory_tasks import TASK_TYPES, FindingDoryTask, Subgoal, ordinal_index, room_of_target
-from goat_core.bench.metrics import spl
-from goat_core.bench.suite_metrics import FindingDoryRecord
-from goat_core.control.pose_nav import PoseGoalNavigator, PoseNavConfig
-from goat_core.errors import SceneGenerationError
-from goat_nav.cli import main
-from goat_nav.suites import findingdory as suite
-from sim_bridge.embedded.findingdory_gen import (
+from goat_bench.common.metrics import spl
+from goat_bench.common.suite_metrics import FindingDoryRecord
+from goat_bench.findingdory import run as suite
+from goat_bench.findingdory.generator import (
     Experience,
     FindingDoryGenConfig,
     TaskJudge,
@@ -28,6 +23,11 @@ from sim_bridge.embedded.findingdory_gen import (
     findingdory_sim_config,
     generate_tasks,
 )
+from goat_bench.findingdory.pose_nav import PoseGoalNavigator, PoseNavConfig
+from goat_bench.findingdory.selector import ExperienceSelector, Selection
+from goat_bench.findingdory.tasks import TASK_TYPES, FindingDoryTask, Subgoal, ordinal_index, room_of_target
+from goat_core.errors import SceneGenerationError
+from goat_nav.cli import main
 from sim_bridge.embedded.home import HomeConfig, ObjectSpec, generate_home
 from sim_bridge.embedded.navgrid import NavGrid
 from sim_bridge.embedded.sim import EmbeddedSim

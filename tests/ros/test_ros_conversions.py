@@ -14,7 +14,7 @@ require_ros()
 
 from sensor_msgs.msg import Image  # noqa: E402
 
-from goat_core.bench.results import SubtaskRecord  # noqa: E402
+from goat_bench.common.results import SubtaskRecord  # noqa: E402
 from goat_core.errors import InvalidGoalError  # noqa: E402
 from goat_core.mapping.occupancy import OccupancyConfig, OccupancyGrid  # noqa: E402
 from goat_core.types import CameraIntrinsics, DiscreteAction, Goal, GoalModality, Pose2D, StopDecision  # noqa: E402

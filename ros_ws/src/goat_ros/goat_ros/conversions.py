@@ -22,7 +22,7 @@ from sensor_msgs.msg import CameraInfo, Image
 from std_msgs.msg import Header
 from visualization_msgs.msg import Marker, MarkerArray
 
-from goat_core.bench.results import SubtaskRecord
+from goat_bench.common.results import SubtaskRecord
 from goat_core.errors import GoatError, InvalidGoalError
 from goat_core.mapping.occupancy import OccupancyGrid
 from goat_core.matching.ranking import Ranking

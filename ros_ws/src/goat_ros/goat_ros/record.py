@@ -51,7 +51,7 @@ from rosbags.rosbag2 import CompressionFormat, CompressionMode, StoragePlugin, W
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from rosbags.typesys.store import Typestore
 
-from goat_core.bench.results import SubtaskRecord
+from goat_bench.common.results import SubtaskRecord
 from goat_core.errors import GoatError
 from goat_core.types import CameraIntrinsics, DiscreteAction, Goal, GoalModality, Observation, Pose2D
 
@@ -302,7 +302,7 @@ class CdrBagWriter:
 class MessageFactory:
     """ROS 2 messages of the simulator bridge's contract, as ``rosbags`` objects of one typestore.
 
-    Shared by the run recorder and the experience bag writer (goat_nav.experience_bag)."""
+    Shared by the run recorder and the experience bag writer (goat_bench.findingdory.experience_bag)."""
 
     def __init__(self, store: Typestore) -> None:
         self.store = store
@@ -463,11 +463,12 @@ class RunRecorder:
         return self._store
 
     def append(self, topic: str, stamp_ns: int, msg: Any) -> None:
-        """Write a message built elsewhere (a worker's episode, goat_nav.bag_merge) with log time ``stamp_ns``."""
+        """Write a message built elsewhere (a worker's episode, goat_bench.common.bag_merge) with log time
+        ``stamp_ns``."""
         self._write(topic, stamp_ns, msg)
 
     def advance_clock(self, num_actions: int) -> None:
-        """Move the simulated clock on by ``num_actions`` actions recorded elsewhere (goat_nav.bag_merge)."""
+        """Move the simulated clock on by ``num_actions`` actions recorded elsewhere (goat_bench.common.bag_merge)."""
         self._num_actions += num_actions
 
     # ------------------------------------------------------------------------------------------ callbacks
