@@ -9,9 +9,9 @@ import hashlib
 import numpy as np
 import pytest
 
+from goat_bench.common.run_args import home_config_from_args
 from goat_bench.goat.generator import parse_scene_id, scene_id_for
 from goat_core.errors import ConfigError, SceneGenerationError
-from goat_nav.bench_cmd import home_config_from_args
 from sim_bridge.embedded import floorplan
 from sim_bridge.embedded.home import (
     HOME_KINDS,

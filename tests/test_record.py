@@ -246,6 +246,7 @@ def test_rclpy_reads_the_messages_goat_ros_would_send(tmp_path: Path) -> None:
     """
     serialization = pytest.importorskip("rclpy.serialization", reason="rclpy is not installed")
     cv = pytest.importorskip("goat_ros.conversions", reason="goat_interfaces is not built (scripts/setup_ros.sh)")
+    result_msgs = pytest.importorskip("goat_bench.ros.result_msgs", reason="goat_interfaces is not built")
     tf2 = pytest.importorskip("tf2_msgs.msg", reason="tf2_msgs is not available (scripts/setup_ros.sh)")
     from geometry_msgs.msg import Quaternion
 
@@ -282,7 +283,7 @@ def test_rclpy_reads_the_messages_goat_ros_would_send(tmp_path: Path) -> None:
         record.ACTION_TOPIC: ExecuteAction.Goal(action=int(DiscreteAction.TURN_LEFT)),
     }
     result_hdr = cv.header(record.DEFAULT_STEP_PERIOD_NS, "map")  # after the one action
-    expected[record.RESULT_TOPIC] = cv.record_to_msg(rec, result_hdr)
+    expected[record.RESULT_TOPIC] = result_msgs.record_to_msg(rec, result_hdr)
     assert set(raw) == set(expected)
     for topic, msg in expected.items():
         assert serialization.deserialize_message(raw[topic], type(msg)) == msg, topic

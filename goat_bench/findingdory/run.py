@@ -58,6 +58,7 @@ from goat_bench.common.report import (
 )
 from goat_bench.common.results import SubtaskRecord
 from goat_bench.common.resume import PlanResults, check_same_run, plan_run
+from goat_bench.common.run_args import home_config_from_args
 from goat_bench.common.runner import Trajectory
 from goat_bench.common.suite_metrics import (
     FindingDoryRecord,
@@ -96,7 +97,6 @@ from goat_bench.goat.generator import scene_id_for
 from goat_core.errors import ConfigError, GoatError, SceneGenerationError
 from goat_core.mapping.occupancy import OccupancyGrid
 from goat_core.types import DiscreteAction, GoalModality, Observation, Pose2D
-from goat_nav.bench_cmd import home_config_from_args
 from goat_ros.record import RecordedGoal, RunRecorder, check_bag_path
 from sim_bridge.embedded.home import HomeConfig, generate_home
 from sim_bridge.embedded.sim import EmbeddedSim

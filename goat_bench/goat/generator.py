@@ -18,7 +18,6 @@ real GOAT-Bench files reads ours unchanged.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
@@ -48,21 +47,14 @@ from goat_core.frames import (
 from goat_core.types import GoalModality
 from sim_bridge.embedded.catalogue import CATALOGUE, synonyms
 from sim_bridge.embedded.home import (
-    FURNITURE_TAG_PATTERN,
-    LARGE_HOME_FIELDS,
     Home,
     HomeConfig,
     ObjectSpec,
-    furniture_fields,
-    furniture_tag,
     generate_home,
-    with_furniture_of,
 )
+from sim_bridge.embedded.scene_ids import SCENE_PREFIX, parse_scene_id, scene_id_for
 from sim_bridge.embedded.sim import EmbeddedSim, SimConfig
 
-SCENE_PREFIX = "embedded/home"
-_SCENE_RE = re.compile(r"^embedded/home_s(?P<seed>-?\d+)(?:_r(?P<rooms>\d+)|(?P<large>_large))"
-                       + FURNITURE_TAG_PATTERN + "$")
 GOAL_SAMPLING = ("object", "category")
 VISIBILITY_VIEWS = 6  # view points rendered at most to test a goal's frame coverage (min_goal_coverage)
 
@@ -121,34 +113,6 @@ def credits_info(home: Home) -> dict[str, object]:
     if home.config.furniture == "primitive":
         return {}
     return {"furniture": home.config.furniture, "model_credits": home.model_credits()}
-
-
-def scene_id_for(seed: int, home_config: HomeConfig) -> str:
-    """The scene id of a generated home; it carries everything needed to generate it again."""
-    if home_config.layout == "large":  # the large homes: one setting (home.LARGE_HOME_FIELDS)
-        if home_config != with_furniture_of(home_config, **LARGE_HOME_FIELDS):
-            raise SceneGenerationError("a large home's scene id holds only its furniture; the other settings must be "
-                                       f"home.LARGE_HOME_FIELDS, got {home_config}")
-        return f"{SCENE_PREFIX}_s{seed}_large{furniture_tag(home_config)}"
-    if home_config != with_furniture_of(home_config, num_rooms=home_config.num_rooms):
-        raise SceneGenerationError("only num_rooms and the furniture can differ from the default HomeConfig in a "
-                                   f"scene id, got {home_config}")
-    return f"{SCENE_PREFIX}_s{seed}_r{home_config.num_rooms}{furniture_tag(home_config)}"
-
-
-def parse_scene_id(scene_id: str) -> tuple[int, HomeConfig]:
-    """(seed, HomeConfig) of a scene id written by ``scene_id_for``."""
-    match = _SCENE_RE.match(scene_id)
-    if match is None:
-        raise SceneGenerationError(
-            f"scene id {scene_id!r} is not an embedded-simulator scene (expected '{SCENE_PREFIX}_s<seed>_r<rooms>' "
-            "with '_primitive' or '_f<library>+<library>' after it for other furniture); scenes of other simulators "
-            "need their backend")
-    if match["large"]:
-        return int(match["seed"]), HomeConfig(**{**LARGE_HOME_FIELDS,  # type: ignore[arg-type]
-                                                 **furniture_fields(match["furniture"])})
-    return int(match["seed"]), HomeConfig(num_rooms=int(match["rooms"]),
-                                          **furniture_fields(match["furniture"]))  # type: ignore[arg-type]
 
 
 def usable_synonyms(category: str) -> tuple[str, ...]:
@@ -474,7 +438,7 @@ def generate_dataset(num_episodes: int, seed: int, home_config: HomeConfig = Hom
     return GoatDataset(episodes=tuple(episodes))
 
 
-__all__ = ["EpisodeGenConfig", "ImageGoalRenderer", "LARGE_HOME_EPISODES", "camera_quaternion_habitat",
+__all__ = ["SCENE_PREFIX", "EpisodeGenConfig", "ImageGoalRenderer", "LARGE_HOME_EPISODES", "camera_quaternion_habitat",
            "describe_object", "episode_config_for",
            "generate_dataset", "generate_episode", "generate_numbered_episode", "home_seeds", "parse_scene_id",
            "scene_id_for", "task_goal_text"]

@@ -25,6 +25,7 @@ from goat_bench.common.episodes import GoatDataset, GoatEpisode
 from goat_bench.common.metrics import group_by
 from goat_bench.common.parallel import WorkerPool, parallel_config
 from goat_bench.common.results import GroupStats, SubtaskRecord
+from goat_bench.common.run_args import home_config_from_args, run_config_from_args, sim_config_from_args
 from goat_bench.common.runner import RunConfig
 from goat_bench.common.suite import (
     agent_config_from_args,
@@ -46,7 +47,6 @@ from goat_bench.langmap.generator import EXTRA_STYLE, LangMapGenConfig, generate
 from goat_bench.langmap.loader import EXTRA_LEVELS, EXTRA_TEXTS
 from goat_core.errors import EpisodeFormatError
 from goat_core.matching.matcher import MatcherConfig
-from goat_nav.bench_cmd import home_config_from_args, run_config_from_args, sim_config_from_args
 
 SEQ_SR_MAX_N = 5  # LangMap reports SeqSR@1..5 of its 5-goal sequences
 

@@ -24,6 +24,7 @@ from tqdm import tqdm
 from goat_bench.common.episodes import GoatDataset, GoatEpisode
 from goat_bench.common.parallel import WorkerPool, parallel_config
 from goat_bench.common.results import GroupStats, SubtaskRecord
+from goat_bench.common.run_args import home_config_from_args, run_config_from_args, sim_config_from_args
 from goat_bench.common.runner import RunConfig
 from goat_bench.common.suite import (
     agent_config_from_args,
@@ -46,7 +47,6 @@ from goat_bench.pasture.generator import (
 )
 from goat_core.errors import EpisodeFormatError
 from goat_core.matching.matcher import MatcherConfig
-from goat_nav.bench_cmd import home_config_from_args, run_config_from_args, sim_config_from_args
 from sim_bridge.embedded.catalogue import UNCOMMON_CATALOGUE
 from sim_bridge.embedded.furniture_categories import UNCOMMON_MODEL_CATEGORIES
 

@@ -18,6 +18,7 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from goat_bench.common.episodes import load_goat_dataset
 from goat_bench.common.outputs import run_progress
 from goat_bench.common.results import SubtaskRecord, summarise, write_results_json
+from goat_bench.ros import result_msgs
 from goat_bench.ros.scoring import SubtaskScorer, unscored_error
 from goat_core.errors import GoatError
 from goat_interfaces.msg import SubtaskOutcome, SubtaskResult
@@ -80,7 +81,7 @@ class EvaluatorNode(Node):
             if self._scorer.episode(msg.episode_id) is not None:
                 self._scored.add(key)
             self.records.append(record)
-            result = cv.record_to_msg(record, hdr)
+            result = result_msgs.record_to_msg(record, hdr)
             if self.params.results_file:
                 self.write_results()
         text = (f"{result.episode_id}/{result.subtask_index} {result.modality}: {result.stop_reason} "

@@ -30,6 +30,7 @@ from rclpy.task import Future
 from std_srvs.srv import SetBool
 
 from goat_bench.common.results import SubtaskRecord, summarise, write_results_json
+from goat_bench.ros import result_msgs
 from goat_bench.ros.episode_player_node import OPERATOR_RESET_SERVICE
 from goat_bench.ros.operator import operator_record, path_log_entry
 from goat_core.errors import GoatError
@@ -163,7 +164,8 @@ class OperatorNode(Node):
             with Path(self.params.path_log_file).open("a", encoding="utf-8") as log:
                 log.write(json.dumps(path_log_entry(record, poses, by)) + "\n")
         self.get_logger().info(f"{record.episode_id}/{record.index}: success={record.success} ({by})")
-        self._pub.publish(cv.record_to_msg(record, cv.header(self.get_clock().now().nanoseconds, topics.MAP_FRAME)))
+        hdr = cv.header(self.get_clock().now().nanoseconds, topics.MAP_FRAME)
+        self._pub.publish(result_msgs.record_to_msg(record, hdr))
 
 
 def main(args: Optional[list[str]] = None) -> None:

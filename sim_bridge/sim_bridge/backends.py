@@ -20,10 +20,10 @@ from typing import Callable, Protocol, Sequence, Union
 
 import numpy as np
 
-from goat_bench.goat.generator import parse_scene_id
 from goat_core.errors import ConfigError, GoatError
 from goat_core.types import DiscreteAction, Observation
 from sim_bridge.embedded.home import generate_home
+from sim_bridge.embedded.scene_ids import parse_scene_id
 from sim_bridge.embedded.sim import EmbeddedSim, SimConfig
 from sim_bridge.habitat import config as habitat_config
 from sim_bridge.habitat.config import HabitatConfig
