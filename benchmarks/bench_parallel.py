@@ -8,7 +8,7 @@ exit (episode generation, Ray start-up and shut-down included):
 1. serial: one worker in the command's process (no Ray);
 2. ``--workers 2``: a local Ray runtime that the command starts and stops;
 3. ``--ray-address``: a cluster of two Ray nodes of one CPU each, started on this machine before the repeats with
-   ``ray start --head --num-cpus 1`` and ``ray start --address ... --num-cpus 1`` (goat_bench.common.ray_cluster), each
+   ``ray start --head --num-cpus 1`` and ``ray start --address ... --num-cpus 1`` (goat_suites.common.ray_cluster), each
    node
    with its own temporary folder and ports, stopped at the end.
 
@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from goat_bench.common.ray_cluster import LocalCluster
+from goat_suites.common.ray_cluster import LocalCluster
 
 GOAT_NAV = str(Path(sys.executable).parent / "goat-nav")
 

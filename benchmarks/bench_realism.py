@@ -25,14 +25,14 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from goat_bench.common.episodes import GoatEpisode
-from goat_bench.common.results import SubtaskRecord, summarise
-from goat_bench.common.runner import EpisodeRunner, RunConfig
-from goat_bench.goat.generator import EpisodeGenConfig, generate_dataset
 from goat_core.agent import AgentConfig
 from goat_core.matching.embeddings import SentenceEmbedder
 from goat_core.matching.matcher import MatcherConfig
 from goat_core.types import DiscreteAction, Observation
+from goat_suites.common.episodes import GoatEpisode
+from goat_suites.common.results import SubtaskRecord, summarise
+from goat_suites.common.runner import EpisodeRunner, RunConfig
+from goat_suites.goat.generator import EpisodeGenConfig, generate_dataset
 from sim_bridge.embedded.home import FURNITURE_KINDS, HomeConfig
 from sim_bridge.embedded.realism import RealismConfig, realism_profile
 from sim_bridge.embedded.sim import SimConfig

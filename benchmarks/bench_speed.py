@@ -25,11 +25,11 @@ import time
 import numpy as np
 from latency import summarise_ms
 
-from goat_bench.common.runner import EpisodeRunner, RunConfig
-from goat_bench.goat.generator import episode_config_for, generate_dataset
 from goat_core.agent import AgentConfig
 from goat_core.matching.matcher import MatcherConfig
 from goat_core.types import DiscreteAction, Observation
+from goat_suites.common.runner import EpisodeRunner, RunConfig
+from goat_suites.goat.generator import episode_config_for, generate_dataset
 from sim_bridge.embedded.home import HOME_KINDS, HomeConfig, generate_home, home_config_for
 from sim_bridge.embedded.sim import EmbeddedSim
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 import argparse
 import time
 
-from goat_bench.goat.generator import usable_synonyms
 from goat_core.matching.category import CategoryResolver
 from goat_core.matching.embeddings import SentenceEmbedder
 from goat_core.matching.lexicon import default_lexicon
+from goat_suites.goat.generator import usable_synonyms
 from sim_bridge.embedded.catalogue import CATALOGUE
 
 

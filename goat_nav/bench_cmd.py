@@ -12,17 +12,6 @@ from typing import Any, Optional, Sequence
 
 from tqdm import tqdm
 
-from goat_bench.common.episode_worker import GoatWorkerFactory, ProceduralEpisodes
-from goat_bench.common.episodes import GoatDataset, GoatEpisode, load_goat_dataset, save_goat_dataset
-from goat_bench.common.parallel import WorkerPool, parallel_config
-from goat_bench.common.protocol_meta import protocol_meta
-from goat_bench.common.realism import realism_deviation, realism_from_args, realism_meta
-from goat_bench.common.report import write_html_report
-from goat_bench.common.results import Summary, summarise
-from goat_bench.common.run_args import home_config_from_args, run_config_from_args, sim_config_from_args
-from goat_bench.common.runner import RunConfig
-from goat_bench.common.suite import agent_config_from_args, memory_deviation, run_episodes
-from goat_bench.goat.generator import episode_config_for, generate_dataset, home_seeds
 from goat_core.baselines.cow_agent import CowAgentConfig
 from goat_core.matching.cow import CowConfig
 from goat_core.matching.lexicon import lexicon_in_use
@@ -32,6 +21,17 @@ from goat_core.perception.detector_errors import describe_errors
 from goat_core.perception.factory import PerceptionConfig
 from goat_core.perception.model_folder import check_model_folder
 from goat_ros.record import check_bag_path
+from goat_suites.common.episode_worker import GoatWorkerFactory, ProceduralEpisodes
+from goat_suites.common.episodes import GoatDataset, GoatEpisode, load_goat_dataset, save_goat_dataset
+from goat_suites.common.parallel import WorkerPool, parallel_config
+from goat_suites.common.protocol_meta import protocol_meta
+from goat_suites.common.realism import realism_deviation, realism_from_args, realism_meta
+from goat_suites.common.report import write_html_report
+from goat_suites.common.results import Summary, summarise
+from goat_suites.common.run_args import home_config_from_args, run_config_from_args, sim_config_from_args
+from goat_suites.common.runner import RunConfig
+from goat_suites.common.suite import agent_config_from_args, memory_deviation, run_episodes
+from goat_suites.goat.generator import episode_config_for, generate_dataset, home_seeds
 
 
 def _generate(args: argparse.Namespace, quiet: bool, pool: Optional[WorkerPool] = None) -> GoatDataset:
@@ -134,8 +134,8 @@ def prepare_run(args: argparse.Namespace, runner: str, pool: Optional[WorkerPool
 
 def run_bench(args: argparse.Namespace) -> int:
     if args.suite != "goat":
-        # Each non-GOAT family lives in goat_bench/<suite>.py with ``run_suite(args) -> int``.
-        suite = importlib.import_module(f"goat_bench.{args.suite}.run")
+        # Each non-GOAT family lives in goat_suites/<suite>/run.py with ``run_suite(args) -> int``.
+        suite = importlib.import_module(f"goat_suites.{args.suite}.run")
         return int(suite.run_suite(args))
     started = time.monotonic()
     if args.record is not None:
@@ -157,7 +157,7 @@ def run_bench(args: argparse.Namespace) -> int:
     if run.bag is not None:
         print(f"recording: {run.bag} (rosbag2: metadata.yaml + {run.bag.name}.mcap)")
     if args.report is not None:
-        from goat_bench.common.report_views import (
+        from goat_suites.common.report_views import (
             report_extras,  # renders the goal views: only when a report is asked for
         )
 

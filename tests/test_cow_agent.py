@@ -12,8 +12,6 @@ import math
 import numpy as np
 import pytest
 
-from goat_bench.common.runner import EpisodeRunner, RunConfig
-from goat_bench.goat.generator import generate_dataset
 from goat_core.agent import Agent, AgentConfig
 from goat_core.baselines.cow_agent import CowAgent, CowAgentConfig, GroundTruthLocalizer, RelevanceLocalizer
 from goat_core.errors import ConfigError, InvalidGoalError
@@ -25,6 +23,8 @@ from goat_core.perception.factory import PerceptionConfig
 from goat_core.perception.gt import GroundTruthPerception
 from goat_core.types import DiscreteAction, Goal, GoalModality, Pose2D
 from goat_nav.cli import main
+from goat_suites.common.runner import EpisodeRunner, RunConfig
+from goat_suites.goat.generator import generate_dataset
 from tests.test_agent import BoxWorld, CategoryMatcher, distance_to_box, room, run, two_rooms
 
 LABELS = ["chair", "table", "sofa"]

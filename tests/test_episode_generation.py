@@ -8,8 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from goat_bench.common.episodes import goals_for_task, image_goal_for_task, load_goat_dataset, save_goat_dataset
-from goat_bench.goat.generator import (
+from goat_core.errors import SceneGenerationError
+from goat_core.frames import habitat_quaternion_to_tilt, habitat_quaternion_to_yaw, habitat_to_ros_position
+from goat_core.types import GoalModality
+from goat_suites.common.episodes import goals_for_task, image_goal_for_task, load_goat_dataset, save_goat_dataset
+from goat_suites.goat.generator import (
     EpisodeGenConfig,
     ImageGoalRenderer,
     camera_quaternion_habitat,
@@ -20,9 +23,6 @@ from goat_bench.goat.generator import (
     task_goal_text,
     usable_synonyms,
 )
-from goat_core.errors import SceneGenerationError
-from goat_core.frames import habitat_quaternion_to_tilt, habitat_quaternion_to_yaw, habitat_to_ros_position
-from goat_core.types import GoalModality
 from sim_bridge.embedded.home import HomeConfig, generate_home
 from sim_bridge.embedded.sim import EmbeddedSim
 

@@ -11,7 +11,9 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from goat_bench.common.episodes import (
+from goat_core.errors import EpisodeFormatError
+from goat_core.types import GoalModality
+from goat_suites.common.episodes import (
     GoatDataset,
     GoatTask,
     ImageGoalKey,
@@ -24,8 +26,6 @@ from goat_bench.common.episodes import (
     save_goat_dataset,
     scene_name,
 )
-from goat_core.errors import EpisodeFormatError
-from goat_core.types import GoalModality
 
 REFERENCE = Path("/work/shared/reference-data")
 OBJECTNAV_SPLIT = REFERENCE / "home-robot_mp3d_objectnav" / "train.json.gz"

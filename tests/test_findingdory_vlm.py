@@ -23,12 +23,15 @@ import cv2
 import numpy as np
 import pytest
 
-from goat_bench.findingdory import run as suite
-from goat_bench.findingdory.args import policy_choice
-from goat_bench.findingdory.experience import ExperienceLog, format_clock
-from goat_bench.findingdory.experience_video import ExperienceVideo, Proprioception, VideoEncoding, encode_frame
-from goat_bench.findingdory.policy import EpisodeExperience
-from goat_bench.findingdory.vlm import (
+from goat_core.errors import ConfigError
+from goat_core.types import CameraIntrinsics, Observation, Pose2D
+from goat_nav.cli import main
+from goat_suites.findingdory import run as suite
+from goat_suites.findingdory.args import policy_choice
+from goat_suites.findingdory.experience import ExperienceLog, format_clock
+from goat_suites.findingdory.experience_video import ExperienceVideo, Proprioception, VideoEncoding, encode_frame
+from goat_suites.findingdory.policy import EpisodeExperience
+from goat_suites.findingdory.vlm import (
     VlmAnswerError,
     VlmClient,
     VlmConfig,
@@ -37,9 +40,6 @@ from goat_bench.findingdory.vlm import (
     VlmUnreachableError,
     parse_frame_answer,
 )
-from goat_core.errors import ConfigError
-from goat_core.types import CameraIntrinsics, Observation, Pose2D
-from goat_nav.cli import main
 
 MODEL = "fixture-vlm"
 Answer = Callable[[dict[str, Any]], str]  # request body -> the assistant's text

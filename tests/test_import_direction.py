@@ -21,7 +21,7 @@ PACKAGES: dict[str, tuple[str, int]] = {
     "goat_ros": ("ros_ws/src/goat_ros/goat_ros", 1),  # the rclpy nodes around the core
     "sim_bridge": ("sim_bridge/sim_bridge", 2),  # the simulator and its bridge node
     "goat_stretch": ("ros_ws/src/goat_stretch/goat_stretch", 2),  # the physical robot
-    "goat_bench": ("goat_bench", 3),  # the benchmark suites, their runner, report and ROS nodes (docs/layout.md)
+    "goat_suites": ("goat_suites", 3),  # the benchmark suites, their runner, report and ROS nodes (docs/layout.md)
     "goat_nav": ("goat_nav", 4),  # the goat-nav command line and the launcher
     "benchmarks": ("benchmarks", 5),  # scripts that print numbers
 }
@@ -58,12 +58,12 @@ def violations(root: Path = ROOT) -> list[str]:
 
 def test_no_import_runs_against_the_layers() -> None:
     found = violations()
-    assert not found, ("imports against the layers (core <- goat_ros <- sim_bridge | goat_stretch <- goat_bench <- "
+    assert not found, ("imports against the layers (core <- goat_ros <- sim_bridge | goat_stretch <- goat_suites <- "
                        "goat_nav):\n" + "\n".join(found))
 
 
 @pytest.mark.parametrize("source, expected", [
-    ("from goat_bench.common.runner import RunConfig\n", ["goat_bench.common.runner"]),
+    ("from goat_suites.common.runner import RunConfig\n", ["goat_suites.common.runner"]),
     ("def f():\n    import sim_bridge.embedded.catalogue as c\n", ["sim_bridge.embedded.catalogue"]),
     ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from goat_stretch import nav2_mode\n",
      ["typing", "goat_stretch"]),
@@ -77,11 +77,11 @@ def test_an_upward_import_is_reported_with_its_file_and_line(tmp_path: Path) -> 
     for folder, _ in PACKAGES.values():
         (tmp_path / folder).mkdir(parents=True)
     node = tmp_path / PACKAGES["goat_ros"][0] / "some_node.py"
-    node.write_text("import math\n\n\ndef build():\n    from goat_bench.common.runner import build_agent\n")
+    node.write_text("import math\n\n\ndef build():\n    from goat_suites.common.runner import build_agent\n")
     sibling = tmp_path / PACKAGES["sim_bridge"][0] / "x.py"
     sibling.write_text("from goat_stretch.driver import StretchDriver\nfrom goat_core.types import Pose2D\n")
     assert violations(tmp_path) == [
-        "ros_ws/src/goat_ros/goat_ros/some_node.py:5 imports goat_bench.common.runner (goat_ros, layer 1 -> "
-        "goat_bench, layer 3)",
+        "ros_ws/src/goat_ros/goat_ros/some_node.py:5 imports goat_suites.common.runner (goat_ros, layer 1 -> "
+        "goat_suites, layer 3)",
         "sim_bridge/sim_bridge/x.py:1 imports goat_stretch.driver (sim_bridge, layer 2 -> goat_stretch, layer 2)",
     ]

@@ -8,9 +8,11 @@ from typing import Any, Callable
 
 import pytest
 
-from goat_bench.common.episodes import goals_for_task
-from goat_bench.common.suite_metrics import langmap_by_level, seq_sr_table
-from goat_bench.langmap.loader import (
+from goat_core.errors import EpisodeFormatError
+from goat_core.types import GoalModality
+from goat_suites.common.episodes import goals_for_task
+from goat_suites.common.suite_metrics import langmap_by_level, seq_sr_table
+from goat_suites.langmap.loader import (
     EXTRA_LEVELS,
     EXTRA_TEXTS,
     langmap_task_targets,
@@ -20,8 +22,6 @@ from goat_bench.langmap.loader import (
     sequence_to_goat_episode,
     task_to_goat_episode,
 )
-from goat_core.errors import EpisodeFormatError
-from goat_core.types import GoalModality
 
 SAMPLES = Path("/work/shared/reference-data/langmap")
 SCENE = "00800-TEEsavR23oF"

@@ -5,7 +5,7 @@ from typing import Callable
 
 import pytest
 
-from goat_bench.common.metrics import (
+from goat_suites.common.metrics import (
     InvalidMetricInputError,
     group_by,
     grouped_mean,

@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from goat_bench.common.parallel import ParallelConfig, UnitResult, WorkerPool, WorkUnit, describe
+from goat_suites.common.parallel import ParallelConfig, UnitResult, WorkerPool, WorkUnit, describe
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
                                 reason="Ray is not installed (pip install -e '.[cluster]')")

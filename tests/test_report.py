@@ -15,8 +15,9 @@ import cv2
 import numpy as np
 import pytest
 
-from goat_bench.common.episodes import GoatDataset, save_goat_dataset
-from goat_bench.common.report import (
+from goat_nav.cli import main
+from goat_suites.common.episodes import GoatDataset, save_goat_dataset
+from goat_suites.common.report import (
     TRAJECTORIES_META_KEY,
     read_trajectories,
     render_html_report,
@@ -24,16 +25,15 @@ from goat_bench.common.report import (
     write_html_report,
     write_trajectories,
 )
-from goat_bench.common.results import (
+from goat_suites.common.results import (
     InvalidResultError,
     SubtaskRecord,
     read_results_json,
     summarise,
     write_results_json,
 )
-from goat_bench.common.runner import Trajectory
-from goat_bench.goat.generator import generate_dataset
-from goat_nav.cli import main
+from goat_suites.common.runner import Trajectory
+from goat_suites.goat.generator import generate_dataset
 from sim_bridge.embedded.home import HomeConfig
 
 # ------------------------------------------------------------------------------------------- a tiny run

@@ -10,10 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from goat_bench.common.episodes import GoatDataset, save_goat_dataset
-from goat_bench.common.results import read_results_json
-from goat_bench.common.runner import EpisodeRunner, RunConfig
-from goat_bench.goat.generator import generate_dataset
 from goat_core.agent import Agent, AgentConfig
 from goat_core.errors import ConfigError
 from goat_core.matching.base import NO_MATCH, MatchResult
@@ -22,6 +18,10 @@ from goat_core.matching.matcher import MatcherConfig
 from goat_core.perception.gt import GroundTruthPerception
 from goat_core.types import DiscreteAction, GoalModality
 from goat_nav.cli import main
+from goat_suites.common.episodes import GoatDataset, save_goat_dataset
+from goat_suites.common.results import read_results_json
+from goat_suites.common.runner import EpisodeRunner, RunConfig
+from goat_suites.goat.generator import generate_dataset
 from sim_bridge.embedded.catalogue import CATALOGUE
 
 BUDGET = 60  # actions per subtask: enough to show behaviour, small enough for CI

@@ -11,10 +11,12 @@ from typing import Iterator, Optional
 import numpy as np
 import pytest
 
-from goat_bench.common.metrics import spl
-from goat_bench.common.suite_metrics import FindingDoryRecord
-from goat_bench.findingdory import run as suite
-from goat_bench.findingdory.generator import (
+from goat_core.errors import SceneGenerationError
+from goat_nav.cli import main
+from goat_suites.common.metrics import spl
+from goat_suites.common.suite_metrics import FindingDoryRecord
+from goat_suites.findingdory import run as suite
+from goat_suites.findingdory.generator import (
     Experience,
     FindingDoryGenConfig,
     TaskJudge,
@@ -23,11 +25,9 @@ from goat_bench.findingdory.generator import (
     findingdory_sim_config,
     generate_tasks,
 )
-from goat_bench.findingdory.pose_nav import PoseGoalNavigator, PoseNavConfig
-from goat_bench.findingdory.selector import ExperienceSelector, Selection
-from goat_bench.findingdory.tasks import TASK_TYPES, FindingDoryTask, Subgoal, ordinal_index, room_of_target
-from goat_core.errors import SceneGenerationError
-from goat_nav.cli import main
+from goat_suites.findingdory.pose_nav import PoseGoalNavigator, PoseNavConfig
+from goat_suites.findingdory.selector import ExperienceSelector, Selection
+from goat_suites.findingdory.tasks import TASK_TYPES, FindingDoryTask, Subgoal, ordinal_index, room_of_target
 from sim_bridge.embedded.home import HomeConfig, ObjectSpec, generate_home
 from sim_bridge.embedded.navgrid import NavGrid
 from sim_bridge.embedded.sim import EmbeddedSim

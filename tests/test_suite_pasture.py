@@ -1,4 +1,4 @@
-"""Procedural PASTURE episodes (goat_bench.pasture.generator), the home additions behind them, and
+"""Procedural PASTURE episodes (goat_suites.pasture.generator), the home additions behind them, and
 `goat-nav bench --suite pasture`."""
 
 from __future__ import annotations
@@ -10,11 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from goat_bench.common.results import SubtaskRecord, read_results_json
-from goat_bench.common.suite_gen import home_seeds
-from goat_bench.common.suite_metrics import PASTURE_CATEGORIES
-from goat_bench.goat.generator import scene_id_for
-from goat_bench.pasture.generator import (
+from goat_core.errors import SceneGenerationError
+from goat_core.types import GoalModality
+from goat_nav.cli import main
+from goat_suites.common.results import SubtaskRecord, read_results_json
+from goat_suites.common.suite_gen import home_seeds
+from goat_suites.common.suite_metrics import PASTURE_CATEGORIES
+from goat_suites.goat.generator import scene_id_for
+from goat_suites.pasture.generator import (
     EPISODE_STREAM,
     PastureGenConfig,
     PastureTarget,
@@ -23,10 +26,7 @@ from goat_bench.pasture.generator import (
     pasture_scene_id,
     pasture_targets,
 )
-from goat_bench.pasture.run import pasture_records, pasture_tables
-from goat_core.errors import SceneGenerationError
-from goat_core.types import GoalModality
-from goat_nav.cli import main
+from goat_suites.pasture.run import pasture_records, pasture_tables
 from sim_bridge.embedded.catalogue import (
     CATEGORIES,
     HIDING_PLACES,

@@ -17,13 +17,13 @@ from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.node import Node  # noqa: E402
 from sensor_msgs.msg import Image  # noqa: E402
 
-from goat_bench.common.episodes import GoatDataset, save_goat_dataset  # noqa: E402
-from goat_bench.goat.generator import EpisodeGenConfig, generate_dataset, task_goal_text  # noqa: E402
 from goat_core.frames import habitat_quaternion_to_yaw, habitat_to_ros_position  # noqa: E402
 from goat_interfaces.msg import Goal, SubtaskResult  # noqa: E402
 from goat_interfaces.srv import ResetEpisode  # noqa: E402
 from goat_ros import topics  # noqa: E402
 from goat_ros.graph import NODES, params_args, repo_config_dir  # noqa: E402
+from goat_suites.common.episodes import GoatDataset, save_goat_dataset  # noqa: E402
+from goat_suites.goat.generator import EpisodeGenConfig, generate_dataset, task_goal_text  # noqa: E402
 
 
 def _image(width: int, height: int, encoding: str, nbytes: int) -> Image:

@@ -14,14 +14,14 @@ require_ros()
 
 from sensor_msgs.msg import Image  # noqa: E402
 
-from goat_bench.common.results import SubtaskRecord  # noqa: E402
-from goat_bench.ros import result_msgs  # noqa: E402
 from goat_core.errors import InvalidGoalError  # noqa: E402
 from goat_core.mapping.occupancy import OccupancyConfig, OccupancyGrid  # noqa: E402
 from goat_core.types import CameraIntrinsics, DiscreteAction, Goal, GoalModality, Pose2D, StopDecision  # noqa: E402
 from goat_interfaces.msg import Goal as GoalMsg  # noqa: E402
 from goat_interfaces.msg import SubtaskOutcome  # noqa: E402
 from goat_ros import conversions as cv  # noqa: E402
+from goat_suites.common.results import SubtaskRecord  # noqa: E402
+from goat_suites.ros import result_msgs  # noqa: E402
 
 HDR = cv.header(1_500_000_123, "camera_color_optical_frame")
 

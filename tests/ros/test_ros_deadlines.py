@@ -18,11 +18,11 @@ require_ros()
 import rclpy  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 
-from goat_bench.common.episodes import GoatDataset, save_goat_dataset  # noqa: E402
-from goat_bench.goat.generator import EpisodeGenConfig, generate_dataset  # noqa: E402
 from goat_interfaces.msg import SubtaskOutcome  # noqa: E402
 from goat_ros import topics  # noqa: E402
 from goat_ros.graph import NODES, params_args, repo_config_dir  # noqa: E402
+from goat_suites.common.episodes import GoatDataset, save_goat_dataset  # noqa: E402
+from goat_suites.goat.generator import EpisodeGenConfig, generate_dataset  # noqa: E402
 
 
 @pytest.mark.slow

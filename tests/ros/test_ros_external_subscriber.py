@@ -15,8 +15,8 @@ from ros_skip import require_ros  # noqa: E402
 
 require_ros()
 
-from goat_bench.common.episodes import GoatDataset, save_goat_dataset  # noqa: E402
-from goat_bench.goat.generator import EpisodeGenConfig, generate_dataset  # noqa: E402
+from goat_suites.common.episodes import GoatDataset, save_goat_dataset  # noqa: E402
+from goat_suites.goat.generator import EpisodeGenConfig, generate_dataset  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

@@ -30,7 +30,6 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E
 from sensor_msgs.msg import CameraInfo, Image, JointState  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 
-from goat_bench.goat.generator import generate_dataset  # noqa: E402
 from goat_core.agent import AgentConfig  # noqa: E402
 from goat_core.frames import habitat_quaternion_to_yaw, habitat_to_ros_position  # noqa: E402
 from goat_core.mapping.lifelong import LifelongMapper  # noqa: E402
@@ -46,6 +45,7 @@ from goat_ros import conversions as cv  # noqa: E402
 from goat_ros import topics  # noqa: E402
 from goat_ros.graph import NODES, params_args, repo_config_dir  # noqa: E402
 from goat_ros.observation_sync import ObservationSync  # noqa: E402
+from goat_suites.goat.generator import generate_dataset  # noqa: E402
 from sim_bridge.embedded.catalogue import CATALOGUE  # noqa: E402
 
 LABELS = [spec.name for spec in CATALOGUE]

@@ -27,8 +27,6 @@ from nav2_standin import RELEASES, StandinNavigator, StandinTaskResult  # noqa: 
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.node import Node  # noqa: E402
 
-from goat_bench.common.runner import EpisodeRunner, RunConfig  # noqa: E402
-from goat_bench.goat.generator import EpisodeGenConfig, generate_dataset  # noqa: E402
 from goat_core.agent import AgentConfig  # noqa: E402
 from goat_core.errors import ConfigError, GoatError  # noqa: E402
 from goat_core.frames import habitat_quaternion_to_yaw, habitat_to_ros_position  # noqa: E402
@@ -46,6 +44,8 @@ from goat_ros.nav2_mode import (  # noqa: E402
     occupancy_is_free,
     parse_initial_pose,
 )
+from goat_suites.common.runner import EpisodeRunner, RunConfig  # noqa: E402
+from goat_suites.goat.generator import EpisodeGenConfig, generate_dataset  # noqa: E402
 from sim_bridge.embedded.home import HomeConfig  # noqa: E402
 
 NAV2 = {"motion_mode": "nav2", "nav2_standoff_m": 0.5, "nav2_initial_pose": "0.0 0.0 0.0"}  # amcl (the default)

@@ -14,11 +14,11 @@ from ros_skip import require_ros  # noqa: E402
 
 require_ros()
 
-from goat_bench.common.episodes import GoatDataset, save_goat_dataset  # noqa: E402
-from goat_bench.common.outputs import partial_run_note  # noqa: E402
-from goat_bench.goat.generator import EpisodeGenConfig, generate_dataset  # noqa: E402
 from goat_interfaces.msg import SubtaskOutcome  # noqa: E402
 from goat_ros.graph import NODES, params_args, repo_config_dir  # noqa: E402
+from goat_suites.common.episodes import GoatDataset, save_goat_dataset  # noqa: E402
+from goat_suites.common.outputs import partial_run_note  # noqa: E402
+from goat_suites.goat.generator import EpisodeGenConfig, generate_dataset  # noqa: E402
 
 
 def test_the_evaluators_file_is_partial_until_every_planned_subtask_is_scored(ros: None, tmp_path: Path) -> None:

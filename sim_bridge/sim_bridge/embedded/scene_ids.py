@@ -2,7 +2,7 @@
 
 ``embedded/home_s<seed>_r<rooms>`` (small homes) or ``embedded/home_s<seed>_large`` (the large homes), followed by
 the furniture tag (home.furniture_tag). The simulator backends read them to rebuild a home; the episode
-generators (goat_bench) write them.
+generators (goat_suites) write them.
 """
 
 from __future__ import annotations

@@ -301,7 +301,7 @@ class CdrBagWriter:
 class MessageFactory:
     """ROS 2 messages of the simulator bridge's contract, as ``rosbags`` objects of one typestore.
 
-    Shared by the run recorder and the experience bag writer (goat_bench.findingdory.experience_bag)."""
+    Shared by the run recorder and the experience bag writer (goat_suites.findingdory.experience_bag)."""
 
     def __init__(self, store: Typestore) -> None:
         self.store = store
@@ -401,7 +401,7 @@ class RecordedGoal:
 
 class ResultRecord(Protocol):
     """What /goat/result carries of a scored subtask (goat_interfaces/SubtaskResult). The benchmark's record,
-    goat_bench.common.results.SubtaskRecord, is one; read-only fields, as on that frozen dataclass."""
+    goat_suites.common.results.SubtaskRecord, is one; read-only fields, as on that frozen dataclass."""
 
     @property
     def episode_id(self) -> str: ...
@@ -498,12 +498,12 @@ class RunRecorder:
         return self._store
 
     def append(self, topic: str, stamp_ns: int, msg: Any) -> None:
-        """Write a message built elsewhere (a worker's episode, goat_bench.common.bag_merge) with log time
+        """Write a message built elsewhere (a worker's episode, goat_suites.common.bag_merge) with log time
         ``stamp_ns``."""
         self._write(topic, stamp_ns, msg)
 
     def advance_clock(self, num_actions: int) -> None:
-        """Move the simulated clock on by ``num_actions`` actions recorded elsewhere (goat_bench.common.bag_merge)."""
+        """Move the simulated clock on by ``num_actions`` actions recorded elsewhere (goat_suites.common.bag_merge)."""
         self._num_actions += num_actions
 
     # ------------------------------------------------------------------------------------------ callbacks
