@@ -21,8 +21,9 @@ from goat_core.perception.detector_errors import describe_errors
 from goat_core.perception.factory import PerceptionConfig
 from goat_core.perception.model_folder import check_model_folder
 from goat_ros.record import check_bag_path
+from goat_suites.common.episode_files import load_goat_dataset, save_goat_dataset
 from goat_suites.common.episode_worker import GoatWorkerFactory, ProceduralEpisodes
-from goat_suites.common.episodes import GoatDataset, GoatEpisode, load_goat_dataset, save_goat_dataset
+from goat_suites.common.episodes import GoatDataset, GoatEpisode
 from goat_suites.common.parallel import WorkerPool, parallel_config
 from goat_suites.common.protocol_meta import protocol_meta
 from goat_suites.common.realism import realism_deviation, realism_from_args, realism_meta

@@ -23,7 +23,8 @@ from goat_core.agent.config_file import agent_config_to_yaml
 from goat_core.errors import GoatError
 from goat_nav.launcher import _require_ros, record_overrides
 from goat_ros.record import bag_folder, check_bag_path
-from goat_suites.common.episodes import GoatDataset, GoatEpisode, save_goat_dataset
+from goat_suites.common.episode_files import save_goat_dataset
+from goat_suites.common.episodes import GoatDataset, GoatEpisode
 from goat_suites.common.outputs import run_progress
 from goat_suites.common.results import SubtaskRecord, summarise, write_results_json
 from goat_suites.common.resume import record_command

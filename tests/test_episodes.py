@@ -13,6 +13,12 @@ import pytest
 
 from goat_core.errors import EpisodeFormatError
 from goat_core.types import GoalModality
+from goat_suites.common.episode_files import (
+    load_goat_dataset,
+    load_image_goal_meta,
+    load_objectnav_dataset,
+    save_goat_dataset,
+)
 from goat_suites.common.episodes import (
     GoatDataset,
     GoatTask,
@@ -20,10 +26,6 @@ from goat_suites.common.episodes import (
     goals_for_task,
     goals_key,
     image_goal_for_task,
-    load_goat_dataset,
-    load_image_goal_meta,
-    load_objectnav_dataset,
-    save_goat_dataset,
     scene_name,
 )
 

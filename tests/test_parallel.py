@@ -25,8 +25,8 @@ from goat_core.matching.matcher import MatcherConfig
 from goat_nav.bench_cmd import agent_config_from_args, prepare_run
 from goat_nav.cli import build_parser, main
 from goat_ros.record import RunRecorder
+from goat_suites.common.episode_files import save_goat_dataset
 from goat_suites.common.episode_worker import GoatWorkerFactory, episode_units
-from goat_suites.common.episodes import save_goat_dataset
 from goat_suites.common.parallel import WORKER_LOST, ParallelConfig, WorkUnit, run_units
 from goat_suites.common.report import read_trajectories, trajectories_path, write_trajectories
 from goat_suites.common.results import read_results_json, summarise, write_results_json

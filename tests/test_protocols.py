@@ -12,7 +12,8 @@ import pytest
 from goat_core.errors import ConfigError
 from goat_core.types import GoalModality
 from goat_nav.bench_cmd import format_summary
-from goat_suites.common.episodes import goals_for_task, load_goat_dataset
+from goat_suites.common.episode_files import load_goat_dataset
+from goat_suites.common.episodes import goals_for_task
 from goat_suites.common.protocol_meta import protocol_meta, protocol_sim_config
 from goat_suites.common.protocols import (
     FINDINGDORY,

@@ -17,7 +17,8 @@ from goat_core.types import CameraIntrinsics, DiscreteAction, Goal, GoalModality
 from goat_nav.cli import main
 from goat_ros import record
 from goat_ros.record import RecordedGoal, RecordError, RunRecorder
-from goat_suites.common.episodes import GoatDataset, save_goat_dataset
+from goat_suites.common.episode_files import save_goat_dataset
+from goat_suites.common.episodes import GoatDataset
 from goat_suites.common.results import SubtaskRecord, read_results_json
 from goat_suites.goat.generator import generate_dataset
 from sim_bridge.embedded.home import HomeConfig

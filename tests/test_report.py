@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from goat_nav.cli import main
-from goat_suites.common.episodes import GoatDataset, save_goat_dataset
+from goat_suites.common.episode_files import save_goat_dataset
+from goat_suites.common.episodes import GoatDataset
 from goat_suites.common.report import (
     TRAJECTORIES_META_KEY,
     read_trajectories,

@@ -18,7 +18,8 @@ from goat_core.matching.matcher import MatcherConfig
 from goat_core.perception.gt import GroundTruthPerception
 from goat_core.types import DiscreteAction, GoalModality
 from goat_nav.cli import main
-from goat_suites.common.episodes import GoatDataset, save_goat_dataset
+from goat_suites.common.episode_files import save_goat_dataset
+from goat_suites.common.episodes import GoatDataset
 from goat_suites.common.results import read_results_json
 from goat_suites.common.runner import EpisodeRunner, RunConfig
 from goat_suites.goat.generator import generate_dataset

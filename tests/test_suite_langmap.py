@@ -12,7 +12,8 @@ from goat_core.errors import EpisodeFormatError, SceneGenerationError
 from goat_core.matching.lexicon import lexicon_in_use
 from goat_core.types import GoalModality
 from goat_nav.cli import main
-from goat_suites.common.episodes import GoatDataset, goals_for_task, load_goat_dataset, save_goat_dataset
+from goat_suites.common.episode_files import load_goat_dataset, save_goat_dataset
+from goat_suites.common.episodes import GoatDataset, goals_for_task
 from goat_suites.common.results import SubtaskRecord, read_results_json
 from goat_suites.common.suite_gen import placement
 from goat_suites.common.suite_metrics import LANGMAP_LEVELS

@@ -25,6 +25,7 @@ from goat_core.agent.config_file import load_agent_config
 from goat_core.matching.lexicon import lexicon_in_use
 from goat_core.matching.matcher import MatcherConfig
 from goat_ros.record import RunRecorder, check_bag_path
+from goat_suites.common.episode_files import load_goat_dataset
 from goat_suites.common.episode_worker import (
     EpisodeOutput,
     GoatWorkerFactory,
@@ -32,7 +33,7 @@ from goat_suites.common.episode_worker import (
     episode_units,
     lost_episode_records,
 )
-from goat_suites.common.episodes import GoatEpisode, load_goat_dataset
+from goat_suites.common.episodes import GoatEpisode
 from goat_suites.common.home_stats import scenes_meta
 from goat_suites.common.outputs import run_progress
 from goat_suites.common.parallel import WORKER_LOST, RunStats, UnitResult, WorkerPool, WorkUnit

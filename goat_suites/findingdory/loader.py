@@ -34,16 +34,8 @@ from typing import Any, Mapping, Optional, Union
 import numpy as np
 
 from goat_core.errors import EpisodeFormatError
-from goat_suites.common.episodes import (
-    FieldParser,
-    GoalObject,
-    Quat,
-    Vec3,
-    ViewPoint,
-    parse_view_point,
-    read_json,
-    short_repr,
-)
+from goat_suites.common.episode_files import FieldParser, parse_view_point, read_json
+from goat_suites.common.episodes import GoalObject, Quat, Vec3, ViewPoint, short_repr
 from goat_suites.common.metrics import InvalidMetricInputError
 from goat_suites.common.suite_metrics import FindingDoryRecord
 

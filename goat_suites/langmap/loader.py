@@ -34,8 +34,8 @@ import numpy as np
 
 from goat_core.errors import EpisodeFormatError
 from goat_core.types import Goal, GoalModality
+from goat_suites.common.episode_files import FieldParser, parse_view_point, read_json
 from goat_suites.common.episodes import (
-    FieldParser,
     GoalObject,
     GoatEpisode,
     GoatTask,
@@ -43,8 +43,6 @@ from goat_suites.common.episodes import (
     Vec3,
     goals_for_task,
     goals_key,
-    parse_view_point,
-    read_json,
     short_repr,
 )
 from goat_suites.common.levels import LANGMAP_LEVELS, parse_level

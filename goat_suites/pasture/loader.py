@@ -29,7 +29,8 @@ from typing import Any, Mapping, Optional, Union
 
 from goat_core.errors import EpisodeFormatError
 from goat_core.types import Goal, GoalModality
-from goat_suites.common.episodes import FieldParser, Vec3, read_json, short_repr
+from goat_suites.common.episode_files import FieldParser, read_json
+from goat_suites.common.episodes import Vec3, short_repr
 from goat_suites.common.metrics import path_length_m, spl
 from goat_suites.common.suite_metrics import PASTURE_CATEGORIES, PASTURE_EXPERIMENTS, PastureRecord
 

@@ -33,7 +33,8 @@ from goat_interfaces.msg import SubtaskOutcome, SubtaskResult
 from goat_interfaces.srv import RenderView, ResetEpisode
 from goat_ros import topics
 from goat_ros.params import EpisodePlayerParams, declare
-from goat_suites.common.episodes import GoatEpisode, GoatTask, image_goal_for_task, load_goat_dataset, task_goal_text
+from goat_suites.common.episode_files import load_goat_dataset
+from goat_suites.common.episodes import GoatEpisode, GoatTask, image_goal_for_task, task_goal_text
 
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)

@@ -20,7 +20,7 @@ from goat_interfaces.msg import SubtaskOutcome, SubtaskResult
 from goat_ros import conversions as cv
 from goat_ros import topics
 from goat_ros.params import EvaluatorParams, declare
-from goat_suites.common.episodes import load_goat_dataset
+from goat_suites.common.episode_files import load_goat_dataset
 from goat_suites.common.outputs import run_progress
 from goat_suites.common.results import SubtaskRecord, summarise, write_results_json
 from goat_suites.ros import result_msgs

@@ -22,7 +22,8 @@ from goat_interfaces.msg import Goal, SubtaskResult  # noqa: E402
 from goat_interfaces.srv import ResetEpisode  # noqa: E402
 from goat_ros import topics  # noqa: E402
 from goat_ros.graph import NODES, params_args, repo_config_dir  # noqa: E402
-from goat_suites.common.episodes import GoatDataset, save_goat_dataset  # noqa: E402
+from goat_suites.common.episode_files import save_goat_dataset  # noqa: E402
+from goat_suites.common.episodes import GoatDataset  # noqa: E402
 from goat_suites.goat.generator import EpisodeGenConfig, generate_dataset, task_goal_text  # noqa: E402
 
 

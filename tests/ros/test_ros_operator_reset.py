@@ -33,7 +33,7 @@ from goat_ros import conversions as cv  # noqa: E402
 from goat_ros import topics  # noqa: E402
 from goat_ros.graph import NODES, bringup_overrides, params_args, repo_config_dir  # noqa: E402
 from goat_ros.params import EpisodePlayerParams  # noqa: E402
-from goat_suites.common.episodes import save_goat_dataset  # noqa: E402
+from goat_suites.common.episode_files import save_goat_dataset  # noqa: E402
 from goat_suites.goat.generator import EpisodeGenConfig, generate_dataset  # noqa: E402
 from goat_suites.ros.operator_node import CONFIRM_SERVICE, PLACED_SERVICE  # noqa: E402
 from sim_bridge.embedded.home import HomeConfig  # noqa: E402

@@ -16,7 +16,8 @@ require_ros()
 
 from goat_interfaces.msg import SubtaskOutcome  # noqa: E402
 from goat_ros.graph import NODES, params_args, repo_config_dir  # noqa: E402
-from goat_suites.common.episodes import GoatDataset, save_goat_dataset  # noqa: E402
+from goat_suites.common.episode_files import save_goat_dataset  # noqa: E402
+from goat_suites.common.episodes import GoatDataset  # noqa: E402
 from goat_suites.common.outputs import partial_run_note  # noqa: E402
 from goat_suites.goat.generator import EpisodeGenConfig, generate_dataset  # noqa: E402
 

@@ -34,7 +34,8 @@ from goat_nav.cli import main  # noqa: E402
 from goat_ros import record, topics  # noqa: E402
 from goat_ros.params import DEFAULT_RECORDED_TOPICS  # noqa: E402
 from goat_ros.recorder_node import LATCHED_TOPICS, TOPIC_TYPES, parse_topics  # noqa: E402
-from goat_suites.common.episodes import GoatDataset, GoatEpisode, save_goat_dataset  # noqa: E402
+from goat_suites.common.episode_files import save_goat_dataset  # noqa: E402
+from goat_suites.common.episodes import GoatDataset, GoatEpisode  # noqa: E402
 from goat_suites.common.results import SubtaskRecord, read_results_json  # noqa: E402
 from goat_suites.goat.generator import generate_dataset  # noqa: E402
 from sim_bridge.embedded.home import HomeConfig  # noqa: E402
