@@ -17,11 +17,11 @@ from goat_suites.langmap.loader import (
     EXTRA_TEXTS,
     langmap_task_targets,
     load_langmap_dir,
-    load_langmap_results,
     load_langmap_scene,
     sequence_to_goat_episode,
     task_to_goat_episode,
 )
+from goat_suites.langmap.results import load_langmap_results
 
 SAMPLES = Path("/work/shared/reference-data/langmap")
 SCENE = "00800-TEEsavR23oF"

@@ -420,7 +420,8 @@ def test_langmap_room_and_region_goals_are_scored_against_every_target(tmp_path:
 def test_langmap_single_goal_evaluation_leaves_out_the_blacklist() -> None:
     """analyze_langmap_results.py skips BLACK_TASK_IDS (e.g. "00800-TEEsavR23oF_room_74") and never mixes in
     sequence subgoals."""
-    from goat_suites.langmap.loader import LANGMAP_BLACK_TASK_IDS, LangMapResult, single_goal_records
+    from goat_suites.langmap.loader import LANGMAP_BLACK_TASK_IDS
+    from goat_suites.langmap.results import LangMapResult, single_goal_records
 
     assert len(LANGMAP_BLACK_TASK_IDS) == 106 and "00894-HY1NcmCgn3n_instance_7" in LANGMAP_BLACK_TASK_IDS
     results = [LangMapResult("00800-TEEsavR23oF", "room", True, 1.0, episode_id="74"),  # blacklisted
