@@ -12,7 +12,7 @@ import contextlib
 from typing import Iterator
 
 from goat_suites.common.outputs import ResultsClaim, check_output_file
-from goat_suites.common.report import trajectories_path
+from goat_suites.common.trajectories import trajectories_path
 
 
 @contextlib.contextmanager

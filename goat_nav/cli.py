@@ -248,7 +248,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
             return {"goal": run_goal, "view": run_view}[args.command](args)
         if args.command == "report":
-            from goat_suites.common.report import run_report
+            from goat_nav.report_cmd import run_report
 
             return run_report(args)
         if args.command == "compare":

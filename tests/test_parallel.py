@@ -28,10 +28,10 @@ from goat_ros.record import RunRecorder
 from goat_suites.common.episode_files import save_goat_dataset
 from goat_suites.common.episode_worker import GoatWorkerFactory, episode_units
 from goat_suites.common.parallel import WORKER_LOST, ParallelConfig, WorkUnit, run_units
-from goat_suites.common.report import read_trajectories, trajectories_path, write_trajectories
 from goat_suites.common.results import read_results_json, summarise, write_results_json
 from goat_suites.common.resume import PLAN_META_KEY
 from goat_suites.common.suite import GoatResults
+from goat_suites.common.trajectories import read_trajectories, trajectories_path, write_trajectories
 from goat_suites.findingdory import results as findingdory_results
 from goat_suites.goat.generator import EpisodeGenConfig, generate_dataset
 from sim_bridge.embedded.home import HomeConfig

@@ -18,14 +18,7 @@ import pytest
 from goat_nav.cli import main
 from goat_suites.common.episode_files import save_goat_dataset
 from goat_suites.common.episodes import GoatDataset
-from goat_suites.common.report import (
-    TRAJECTORIES_META_KEY,
-    read_trajectories,
-    render_html_report,
-    trajectories_path,
-    write_html_report,
-    write_trajectories,
-)
+from goat_suites.common.report import render_html_report, write_html_report
 from goat_suites.common.results import (
     InvalidResultError,
     SubtaskRecord,
@@ -34,6 +27,12 @@ from goat_suites.common.results import (
     write_results_json,
 )
 from goat_suites.common.runner import Trajectory
+from goat_suites.common.trajectories import (
+    TRAJECTORIES_META_KEY,
+    read_trajectories,
+    trajectories_path,
+    write_trajectories,
+)
 from goat_suites.goat.generator import generate_dataset
 from sim_bridge.embedded.home import HomeConfig
 

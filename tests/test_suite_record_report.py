@@ -16,10 +16,10 @@ from rosbags.highlevel import AnyReader
 from goat_core.types import DiscreteAction
 from goat_nav.cli import main
 from goat_ros import record
-from goat_suites.common.report import FINDINGDORY_COLUMNS
 from goat_suites.common.results import read_results_json
 from goat_suites.common.suite_metrics import LANGMAP_LEVELS, PASTURE_CATEGORIES
 from goat_suites.findingdory import run as fd_suite
+from goat_suites.findingdory.report import FINDINGDORY_COLUMNS
 
 FD_TASK_TYPES = ("interaction_order", "unordered_revisitation")
 FD_MAX_ACTIONS = 30  # the ordered task finishes within it; the three-goal revisit runs out of budget

@@ -437,3 +437,16 @@ def append_results_json(
     result = ResultsFile(records=records, summary=summarise(records, averaging), meta=new_meta)
     write_results_json(path, result.records, result.summary, result.meta)
     return result
+
+
+_RowKey = tuple[Optional[str], str, int]  # (scene_id, episode_id, subtask index)
+
+
+def _suite_rows(meta: Mapping[str, Any], suite: str, key: str) -> dict[_RowKey, Mapping[str, Any]]:
+    """The suite's per-subtask rows of ``meta[suite][key]`` by (scene_id, episode_id, index); {} when absent."""
+    block = meta.get(suite)
+    rows = block.get(key) if isinstance(block, Mapping) else None
+    if not isinstance(rows, list):
+        return {}
+    return {(row.get("scene_id"), str(row["episode_id"]), row.get("index", 0)): row for row in rows
+            if isinstance(row, Mapping) and "episode_id" in row and isinstance(row.get("index", 0), int)}

@@ -38,16 +38,16 @@ from goat_suites.common.home_stats import scenes_meta
 from goat_suites.common.outputs import run_progress
 from goat_suites.common.parallel import WORKER_LOST, RunStats, UnitResult, WorkerPool, WorkUnit
 from goat_suites.common.protocol_meta import protocol_meta, protocol_sim_config
-from goat_suites.common.report import (
-    TRAJECTORIES_META_KEY,
-    stored_trajectories,
-    trajectories_path,
-    write_html_report,
-    write_trajectories,
-)
+from goat_suites.common.report import write_html_report
 from goat_suites.common.results import GroupStats, SubtaskRecord, read_results_json, summarise, write_results_json
 from goat_suites.common.resume import PlanResults, check_same_run, plan_run
 from goat_suites.common.runner import RunConfig, Trajectory
+from goat_suites.common.trajectories import (
+    TRAJECTORIES_META_KEY,
+    stored_trajectories,
+    trajectories_path,
+    write_trajectories,
+)
 from sim_bridge.embedded.catalogue import CATALOGUE
 from sim_bridge.embedded.home import Home
 from sim_bridge.embedded.sim import SimConfig

@@ -53,13 +53,6 @@ from goat_core.types import DiscreteAction, GoalModality, Observation, Pose2D
 from goat_ros.record import RecordedGoal, RunRecorder, check_bag_path
 from goat_suites.common.outputs import episode_progress
 from goat_suites.common.parallel import WORKER_LOST, UnitResult, WorkerPool, WorkUnit, parallel_config
-from goat_suites.common.report import (
-    TRAJECTORIES_META_KEY,
-    stored_trajectories,
-    trajectories_path,
-    write_findingdory_report,
-    write_trajectories,
-)
 from goat_suites.common.results import SubtaskRecord
 from goat_suites.common.resume import PlanResults, check_same_run, plan_run
 from goat_suites.common.run_args import home_config_from_args
@@ -69,6 +62,12 @@ from goat_suites.common.suite_metrics import (
     FindingDoryStats,
     findingdory_by_task_type,
     findingdory_stats,
+)
+from goat_suites.common.trajectories import (
+    TRAJECTORIES_META_KEY,
+    stored_trajectories,
+    trajectories_path,
+    write_trajectories,
 )
 from goat_suites.findingdory.args import PolicyChoice, build_policy, experience_bag_folder, policy_choice
 from goat_suites.findingdory.experience import ExperienceLog
@@ -86,6 +85,7 @@ from goat_suites.findingdory.generator import (
 from goat_suites.findingdory.loader import load_findingdory_dataset
 from goat_suites.findingdory.policy import EpisodeExperience, HighLevelPolicy, OracleSelector
 from goat_suites.findingdory.pose_nav import PoseGoalNavigator, PoseNavConfig
+from goat_suites.findingdory.report import write_findingdory_report
 from goat_suites.findingdory.results import (
     FRAMES_META_KEY,
     frames_path,
