@@ -19,7 +19,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Sequence
 
-from goat_core.bench.results import SubtaskRecord, read_results_json, summarise
+from goat_suites.common.results import SubtaskRecord, read_results_json, summarise
 
 # GOAT-Bench Table 2, val seen split, percent.
 PAPER = {"goat": (26.3, 17.5), "cow": (14.8, 8.7)}

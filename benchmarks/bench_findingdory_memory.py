@@ -24,21 +24,21 @@ from collections import Counter, defaultdict
 
 import numpy as np
 
-from goat_core.bench.findingdory_memory import MemorySelector, memory_log
-from goat_core.bench.findingdory_policy import EpisodeExperience, HighLevelPolicy, OracleSelector
-from goat_core.bench.findingdory_tasks import TASK_TYPES
 from goat_core.errors import GoatError, SceneGenerationError
-from goat_core.mapping.experience_video import VideoEncoding
 from goat_core.perception.gt import GroundTruthPerception, GroundTruthWithoutIds
-from goat_nav.suites.findingdory import high_level_outcome
-from sim_bridge.embedded.catalogue import CATALOGUE
-from sim_bridge.embedded.findingdory_gen import (
+from goat_suites.findingdory.experience_video import VideoEncoding
+from goat_suites.findingdory.generator import (
     FindingDoryGenConfig,
     TaskJudge,
     collect_experience,
     findingdory_sim_config,
     generate_tasks,
 )
+from goat_suites.findingdory.memory import MemorySelector, memory_log
+from goat_suites.findingdory.policy import EpisodeExperience, HighLevelPolicy, OracleSelector
+from goat_suites.findingdory.run import high_level_outcome
+from goat_suites.findingdory.tasks import TASK_TYPES
+from sim_bridge.embedded.catalogue import CATALOGUE
 from sim_bridge.embedded.home import HomeConfig, generate_home
 from sim_bridge.embedded.sim import EmbeddedSim
 

@@ -20,12 +20,12 @@ from pathlib import Path
 from tqdm import tqdm
 
 from goat_core.agent import AgentConfig
-from goat_core.bench.results import SubtaskRecord, summarise, write_results_json
 from goat_core.matching.embeddings import SentenceEmbedder
 from goat_core.matching.matcher import MatcherConfig
 from goat_nav.bench_cmd import format_summary
-from goat_nav.runner import EpisodeRunner, RunConfig
-from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_dataset
+from goat_suites.common.results import SubtaskRecord, summarise, write_results_json
+from goat_suites.common.runner import EpisodeRunner, RunConfig
+from goat_suites.goat.generator import EpisodeGenConfig, generate_dataset
 from sim_bridge.embedded.home import FURNITURE_KINDS, HomeConfig
 
 

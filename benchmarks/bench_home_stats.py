@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_numbered_episode, home_seeds, scene_id_for
+from goat_suites.common.home_stats import format_table, home_stats, subtask_geodesics_m, summarise
+from goat_suites.goat.generator import EpisodeGenConfig, generate_numbered_episode, home_seeds, scene_id_for
 from sim_bridge.embedded.home import HOME_KINDS, generate_home, home_config_for
-from sim_bridge.embedded.home_stats import format_table, home_stats, subtask_geodesics_m, summarise
 from sim_bridge.embedded.navgrid import NavGrid
 
 

@@ -20,11 +20,11 @@ import sys
 import time
 
 from goat_core.agent import Agent, AgentConfig
-from goat_core.bench.results import SubtaskRecord
 from goat_core.matching.matcher import MatcherConfig
 from goat_core.types import DiscreteAction, Observation
-from goat_nav.runner import EpisodeRunner, RunConfig, SubtaskTrace
-from sim_bridge.embedded.episodes import episode_config_for, generate_dataset
+from goat_suites.common.results import SubtaskRecord
+from goat_suites.common.runner import EpisodeRunner, RunConfig, SubtaskTrace
+from goat_suites.goat.generator import episode_config_for, generate_dataset
 from sim_bridge.embedded.home import HOME_KINDS, home_config_for
 
 

@@ -8,7 +8,8 @@ exit (episode generation, Ray start-up and shut-down included):
 1. serial: one worker in the command's process (no Ray);
 2. ``--workers 2``: two worker processes forked from the command's own (no Ray);
 3. ``--ray-address``: a cluster of two Ray nodes of one CPU each, started on this machine before the repeats with
-   ``ray start --head --num-cpus 1`` and ``ray start --address ... --num-cpus 1`` (goat_nav.ray_cluster), each node
+   ``ray start --head --num-cpus 1`` and ``ray start --address ... --num-cpus 1`` (goat_suites.common.ray_cluster), each
+   node
    with its own temporary folder and ports, stopped at the end.
 
 Printed: the wall times and their medians, for each parallel run where its time went (start-up, each
@@ -38,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from goat_nav.ray_cluster import LocalCluster
+from goat_suites.common.ray_cluster import LocalCluster
 
 GOAT_NAV = str(Path(sys.executable).parent / "goat-nav")
 

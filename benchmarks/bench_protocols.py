@@ -3,7 +3,7 @@
     python benchmarks/bench_protocols.py --episodes 6 --seed 1000 [--out protocols.json]
 
 old: 500 actions per subtask (each subtask starts afresh), sliding along walls, success at distance <= 0.25 m,
-rates pooled over subtasks. official (goat_core.bench.protocols.GOAT_BENCH): 5000 actions per episode shared by
+rates pooled over subtasks. official (goat_suites.common.protocols.GOAT_BENCH): 5000 actions per episode shared by
 its subtasks, no sliding, distance < 0.25 m, rates as per-episode means then the mean over episodes. Prints SR
 and SPL of both, the official run also pooled (to separate the averaging from the rest), and the failure
 classes of each.
@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from goat_core.agent import AgentConfig
-from goat_core.bench.results import SubtaskRecord, summarise
 from goat_core.matching.embeddings import SentenceEmbedder
 from goat_core.matching.matcher import MatcherConfig
-from goat_nav.protocol_meta import protocol_meta, protocol_sim_config
-from goat_nav.runner import EpisodeRunner, RunConfig
-from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_dataset
+from goat_suites.common.protocol_meta import protocol_meta, protocol_sim_config
+from goat_suites.common.results import SubtaskRecord, summarise
+from goat_suites.common.runner import EpisodeRunner, RunConfig
+from goat_suites.goat.generator import EpisodeGenConfig, generate_dataset
 from sim_bridge.embedded.home import HomeConfig
 from sim_bridge.embedded.sim import SimConfig
 

@@ -26,13 +26,13 @@ import numpy as np
 from tqdm import tqdm
 
 from goat_core.agent import AgentConfig
-from goat_core.bench.episodes import GoatEpisode
-from goat_core.bench.results import SubtaskRecord, summarise
 from goat_core.matching.embeddings import SentenceEmbedder
 from goat_core.matching.matcher import MatcherConfig
 from goat_core.types import DiscreteAction, Observation
-from goat_nav.runner import EpisodeRunner, RunConfig
-from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_dataset
+from goat_suites.common.episodes import GoatEpisode
+from goat_suites.common.results import SubtaskRecord, summarise
+from goat_suites.common.runner import EpisodeRunner, RunConfig
+from goat_suites.goat.generator import EpisodeGenConfig, generate_dataset
 from sim_bridge.embedded.home import FURNITURE_KINDS, HomeConfig
 from sim_bridge.embedded.realism import RealismConfig, realism_profile
 from sim_bridge.embedded.sim import SimConfig

@@ -25,8 +25,8 @@ from latency import summarise_ms
 from goat_core.agent import AgentConfig
 from goat_core.matching.matcher import MatcherConfig
 from goat_nav.ros_bench import run_graph
-from goat_nav.runner import EpisodeRunner, RunConfig
-from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_dataset
+from goat_suites.common.runner import EpisodeRunner, RunConfig
+from goat_suites.goat.generator import EpisodeGenConfig, generate_dataset
 
 
 def _timed(act: Callable[..., Any], stamps: list[float]) -> Callable[..., Any]:

@@ -33,8 +33,8 @@ from latency import summarise_ms
 from goat_core.agent import AgentConfig
 from goat_core.matching.matcher import MatcherConfig
 from goat_core.types import DiscreteAction, Observation
-from goat_nav.runner import EpisodeRunner, RunConfig
-from sim_bridge.embedded.episodes import episode_config_for, generate_dataset
+from goat_suites.common.runner import EpisodeRunner, RunConfig
+from goat_suites.goat.generator import episode_config_for, generate_dataset
 from sim_bridge.embedded.home import HOME_KINDS, HomeConfig, generate_home, home_config_for
 from sim_bridge.embedded.sim import EmbeddedSim
 

@@ -18,8 +18,8 @@ import time
 from goat_core.matching.category import CategoryResolver
 from goat_core.matching.embeddings import SentenceEmbedder
 from goat_core.matching.lexicon import default_lexicon
+from goat_suites.goat.generator import usable_synonyms
 from sim_bridge.embedded.catalogue import CATALOGUE
-from sim_bridge.embedded.episodes import usable_synonyms
 
 
 def main() -> None:

@@ -28,8 +28,8 @@ from typing import Any
 from goat_core.agent import AgentConfig
 from goat_core.matching.matcher import MatcherConfig
 from goat_core.types import DiscreteAction
-from goat_nav.runner import EpisodeRunner, RunConfig
-from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_dataset
+from goat_suites.common.runner import EpisodeRunner, RunConfig
+from goat_suites.goat.generator import EpisodeGenConfig, generate_dataset
 from sim_bridge.embedded.home import FURNITURE_KINDS, HomeConfig
 
 LETTER = {DiscreteAction.MOVE_FORWARD: "F", DiscreteAction.TURN_LEFT: "L", DiscreteAction.TURN_RIGHT: "R",

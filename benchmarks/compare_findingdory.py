@@ -17,8 +17,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
-from goat_core.bench.findingdory_results import read_results
-from goat_core.bench.suite_metrics import FindingDoryRecord, findingdory_stats
+from goat_suites.common.suite_metrics import FindingDoryRecord, findingdory_stats
+from goat_suites.findingdory.results import read_results
 
 
 def failure(record: FindingDoryRecord, task: Mapping[str, Any]) -> Optional[str]:

@@ -13,10 +13,6 @@ from typing import Any, Optional, Sequence
 from tqdm import tqdm
 
 from goat_core.baselines.cow_agent import CowAgentConfig
-from goat_core.bench.episodes import GoatDataset, GoatEpisode, load_goat_dataset, save_goat_dataset
-from goat_core.bench.protocols import LANGMAP, PASTURE_COW
-from goat_core.bench.results import Summary, summarise
-from goat_core.errors import ConfigError
 from goat_core.matching.cow import CowConfig
 from goat_core.matching.lexicon import lexicon_in_use
 from goat_core.matching.matcher import MatcherConfig
@@ -24,35 +20,19 @@ from goat_core.matching.selection import StackConfig
 from goat_core.perception.detector_errors import describe_errors
 from goat_core.perception.factory import PerceptionConfig
 from goat_core.perception.model_folder import check_model_folder
-from goat_nav.episode_worker import GoatWorkerFactory, ProceduralEpisodes
-from goat_nav.parallel import WorkerPool, parallel_config
-from goat_nav.protocol_meta import protocol_meta, protocol_sim_config
-from goat_nav.realism import realism_deviation, realism_from_args, realism_meta
-from goat_nav.report import write_html_report
-from goat_nav.runner import RunConfig
-from goat_nav.suites.common import agent_config_from_args, memory_deviation, run_episodes
 from goat_ros.record import check_bag_path
-from sim_bridge.embedded.episodes import episode_config_for, generate_dataset, home_seeds
-from sim_bridge.embedded.home import HomeConfig, home_config_for
-from sim_bridge.embedded.sim import SimConfig
-
-
-def home_config_from_args(args: argparse.Namespace) -> HomeConfig:
-    """The home settings of the --num-rooms, --homes and --furniture-libraries flags."""
-    kind = getattr(args, "homes", HomeConfig().furniture)
-    base = home_config_for(kind)
-    fields: dict[str, Any] = {}
-    if getattr(args, "num_rooms", None) is not None:
-        if base.layout == "large":
-            raise ConfigError(f"--num-rooms {args.num_rooms} sets the rooms of the small homes; the large homes draw "
-                              "8-16 rooms themselves (leave --num-rooms out, or use --homes small)")
-        fields["num_rooms"] = args.num_rooms
-    if getattr(args, "furniture_libraries", None):
-        if base.furniture != "furnished":
-            raise ConfigError(f"--furniture-libraries {args.furniture_libraries} furnishes homes with models: it needs "
-                              f"--homes furnished or large-furnished (the homes are {kind})")
-        fields["furniture_libraries"] = tuple(n.strip() for n in args.furniture_libraries.split(",") if n.strip())
-    return dataclasses.replace(base, **fields)
+from goat_suites.common.episode_files import load_goat_dataset, save_goat_dataset
+from goat_suites.common.episode_worker import GoatWorkerFactory, ProceduralEpisodes
+from goat_suites.common.episodes import GoatDataset, GoatEpisode
+from goat_suites.common.parallel import WorkerPool, parallel_config
+from goat_suites.common.protocol_meta import protocol_meta
+from goat_suites.common.realism import realism_deviation, realism_from_args, realism_meta
+from goat_suites.common.report import write_html_report
+from goat_suites.common.results import Summary, summarise
+from goat_suites.common.run_args import home_config_from_args, run_config_from_args, sim_config_from_args
+from goat_suites.common.runner import RunConfig
+from goat_suites.common.suite import agent_config_from_args, memory_deviation, run_episodes
+from goat_suites.goat.generator import episode_config_for, generate_dataset, home_seeds
 
 
 def _generate(args: argparse.Namespace, quiet: bool, pool: Optional[WorkerPool] = None) -> GoatDataset:
@@ -78,44 +58,6 @@ def run_generate(args: argparse.Namespace) -> int:
     n_tasks = sum(len(e.tasks) for e in dataset.episodes)
     print(f"wrote {len(dataset.episodes)} episodes ({n_tasks} subtasks) to {args.out}")
     return 0
-
-
-def run_config_from_args(args: argparse.Namespace) -> RunConfig:
-    """The run settings of the ``goat-nav bench`` flags (shared by every suite)."""
-    overrides: dict[str, Any] = {"goal_image_noise": bool(getattr(args, "image_noise", False)),
-                                 "goal_paraphrase": bool(getattr(args, "paraphrase", False)),
-                                 "image_goal_category": not getattr(args, "image_without_category", False)}
-    if args.suite == "langmap":  # LangMap's protocol: 500 per subgoal, <= 0.25 m where the subgoal ends
-        success = LANGMAP.success
-        overrides.update(max_actions_per_episode=None, max_actions_per_subtask=LANGMAP.budget.max_actions_per_subtask,
-                         success_comparison=success.comparison, success_requires_stop=success.requires_stop)
-    elif args.suite == "pasture":  # CoW's protocol: 250 steps, stopped with the target visible within 1.0 m
-        overrides.update(max_actions_per_episode=PASTURE_COW.budget.max_actions_per_episode,
-                         max_actions_per_subtask=None, success_metric="visible_object",
-                         success_distance_m=PASTURE_COW.success.distance_m,
-                         success_comparison=PASTURE_COW.success.comparison)
-    elif args.suite != "goat":
-        # Suites whose official budget is not wired yet keep 500 actions per subtask (docs/protocols.md).
-        overrides["max_actions_per_episode"] = None
-        overrides["max_actions_per_subtask"] = 500
-    if args.max_actions is not None:
-        overrides["max_actions_per_subtask"] = args.max_actions
-        if getattr(args, "max_episode_actions", None) is None:
-            overrides["max_actions_per_episode"] = None  # the README's per-subtask variant
-    if getattr(args, "max_episode_actions", None) is not None:
-        overrides["max_actions_per_episode"] = args.max_episode_actions
-    if args.success_distance_m is not None:
-        overrides["success_distance_m"] = args.success_distance_m
-    if args.success_metric is not None:
-        overrides["success_metric"] = args.success_metric
-    return RunConfig(**overrides)
-
-
-def sim_config_from_args(args: argparse.Namespace) -> SimConfig:
-    """The simulator's embodiment: the suite protocol's (``--embodiment official``) or the robot's own, with the
-    senses and motion of ``--realism`` (default ideal)."""
-    embodiment = protocol_sim_config(args.suite, getattr(args, "embodiment", "official"))
-    return dataclasses.replace(embodiment, realism=realism_from_args(args))
 
 
 def format_summary(summary: Summary, protocol: str = "") -> str:
@@ -193,8 +135,8 @@ def prepare_run(args: argparse.Namespace, runner: str, pool: Optional[WorkerPool
 
 def run_bench(args: argparse.Namespace) -> int:
     if args.suite != "goat":
-        # Each non-GOAT family lives in goat_nav/suites/<suite>.py with ``run_suite(args) -> int``.
-        suite = importlib.import_module(f"goat_nav.suites.{args.suite}")
+        # Each non-GOAT family lives in goat_suites/<suite>/run.py with ``run_suite(args) -> int``.
+        suite = importlib.import_module(f"goat_suites.{args.suite}.run")
         return int(suite.run_suite(args))
     started = time.monotonic()
     if args.record is not None:
@@ -216,7 +158,9 @@ def run_bench(args: argparse.Namespace) -> int:
     if run.bag is not None:
         print(f"recording: {run.bag} (rosbag2: metadata.yaml + {run.bag.name}.mcap)")
     if args.report is not None:
-        from goat_nav.report_views import report_extras  # renders the goal views: only when a report is asked for
+        from goat_suites.common.report_views import (
+            report_extras,  # renders the goal views: only when a report is asked for
+        )
 
         views, credits = report_extras(episodes)
         write_html_report(Path(args.report), records, summary, meta, trajectories, views, [credits])

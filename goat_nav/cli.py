@@ -25,11 +25,11 @@ from goat_core.matching.cow import COW_RELEVANCE
 from goat_core.matching.selection import GOAL_MATCHERS, IMAGE_MATCHERS
 from goat_core.perception.detector_errors import PERCEPTION_ERROR_PRESETS
 from goat_core.perception.factory import PERCEPTION_BACKENDS
-from goat_nav.agents import AGENTS
 from goat_nav.goal_cmd import add_goal_parser
-from goat_nav.parallel import add_parallel_args, parallel_config
-from goat_nav.realism import add_realism_args, check_realism_args
-from goat_nav.suites.findingdory_args import add_findingdory_args
+from goat_suites.common.agents import AGENTS
+from goat_suites.common.parallel import add_parallel_args, parallel_config
+from goat_suites.common.realism import add_realism_args, check_realism_args
+from goat_suites.findingdory.args import add_findingdory_args
 from sim_bridge.embedded.home import HOME_KINDS, HomeConfig
 
 LIVE_DEFAULT = "127.0.0.1:8765"
@@ -248,7 +248,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
             return {"goal": run_goal, "view": run_view}[args.command](args)
         if args.command == "report":
-            from goat_nav.report import run_report
+            from goat_nav.report_cmd import run_report
 
             return run_report(args)
         if args.command == "compare":

@@ -1,6 +1,6 @@
 """``goat-nav compare sim.json real.json``: the same goals in simulation and on the robot, side by side.
 
-Both files are results JSONs (``goat_core.bench.results``; a robot run writes one through the evaluator, with
+Both files are results JSONs (``goat_suites.common.results``; a robot run writes one through the evaluator, with
 operator-confirmed success). Subtasks are paired by (scene, episode, subtask index). The command prints a
 per-goal table (with the failure class of each failed goal), a per-modality table (SR and SPL in each run, and how
 often the two runs agree on success) and the failure classes of both runs side by side, and writes bar charts of
@@ -18,11 +18,11 @@ from typing import Optional, Sequence
 import cv2
 import numpy as np
 
-from goat_core.bench.failures import FAILURE_CLASSES
-from goat_core.bench.metrics import group_by, mean_over
-from goat_core.bench.results import ResultsFile, SubtaskRecord, read_results_json
 from goat_core.errors import GoatError
-from goat_nav.realism import realism_line
+from goat_suites.common.failures import FAILURE_CLASSES
+from goat_suites.common.metrics import group_by, mean_over
+from goat_suites.common.realism import realism_line
+from goat_suites.common.results import ResultsFile, SubtaskRecord, read_results_json
 
 Key = tuple[Optional[str], str, int]  # (scene_id, episode_id, subtask index)
 
@@ -222,7 +222,8 @@ def run_compare(args: argparse.Namespace) -> int:
     """The CLI command: print the tables, write the plots."""
     sim, real = read_results_json(args.sim), read_results_json(args.real)
     comparison = compare(sim, real)
-    # Each run's realism (goat_nav.realism): an ideal simulator run beside a robot run compares more than the agent.
+    # Each run's realism (goat_suites.common.realism): an ideal simulator run beside a robot run compares more than the
+    # agent.
     print(f"sim:  {args.sim} (realism: {realism_line(sim.meta)})\nreal: {args.real} (realism: "
           f"{realism_line(real.meta)})\n")
     print(format_tables(comparison))

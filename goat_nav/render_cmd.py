@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from goat_nav.bench_cmd import home_config_from_args
+from goat_suites.common.run_args import home_config_from_args
 from sim_bridge.embedded.home import generate_home
 from sim_bridge.embedded.home_render import render_home
 

@@ -16,9 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
-from goat_core.bench.findingdory_results import is_results_file, results_from_json
-from goat_core.bench.results import InvalidResultError, read_results_json
-from goat_nav.resume import COMMAND_META_KEY
+from goat_suites.common.results import InvalidResultError, read_results_json
+from goat_suites.common.resume import COMMAND_META_KEY
+from goat_suites.findingdory.results import is_results_file, results_from_json
 
 HEADER = "| run | numbers | command |\n| --- | --- | --- |"
 

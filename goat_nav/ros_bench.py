@@ -20,14 +20,15 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
 from goat_core.agent import AgentConfig
 from goat_core.agent.config_file import agent_config_to_yaml
-from goat_core.bench.episodes import GoatDataset, GoatEpisode, save_goat_dataset
-from goat_core.bench.outputs import run_progress
-from goat_core.bench.results import SubtaskRecord, summarise, write_results_json
 from goat_core.errors import GoatError
 from goat_nav.launcher import _require_ros, record_overrides
-from goat_nav.resume import record_command
-from goat_nav.runner import RunConfig
 from goat_ros.record import bag_folder, check_bag_path
+from goat_suites.common.episode_files import save_goat_dataset
+from goat_suites.common.episodes import GoatDataset, GoatEpisode
+from goat_suites.common.outputs import run_progress
+from goat_suites.common.results import SubtaskRecord, summarise, write_results_json
+from goat_suites.common.resume import record_command
+from goat_suites.common.runner import RunConfig
 
 if TYPE_CHECKING:
     from goat_ros.recorder_node import RecorderNode
@@ -92,10 +93,10 @@ def run_graph(episodes: Sequence[GoatEpisode], run_config: RunConfig, timeout_s:
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
 
-    from goat_ros.episode_player_node import EpisodePlayerNode
     from goat_ros.graph import node_factories
     from goat_ros.recorder_node import RecorderNode
-    from sim_bridge.ros.evaluator_node import EvaluatorNode
+    from goat_suites.ros.episode_player_node import EpisodePlayerNode
+    from goat_suites.ros.evaluator_node import EvaluatorNode
 
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="goat_ros_bench_") as tmp:
@@ -145,7 +146,7 @@ def run_graph(episodes: Sequence[GoatEpisode], run_config: RunConfig, timeout_s:
 
 def run_ros_bench(args: argparse.Namespace) -> int:
     from goat_nav.bench_cmd import format_summary, prepare_run
-    from goat_nav.suites.common import agent_config_from_args
+    from goat_suites.common.suite import agent_config_from_args
 
     started = time.monotonic()
     if args.record is not None:

@@ -1,8 +1,8 @@
-"""A ResultSink for the pool tests (goat_nav.parallel): keeps every finished unit by its plan index."""
+"""A ResultSink for the pool tests (goat_suites.common.parallel): keeps every finished unit by its plan index."""
 
 from __future__ import annotations
 
-from goat_nav.parallel import UnitResult
+from goat_suites.common.parallel import UnitResult
 
 
 class Sink:

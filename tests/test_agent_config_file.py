@@ -13,7 +13,7 @@ from goat_core.agent import AgentConfig
 from goat_core.agent.config_file import agent_config_from_mapping, agent_config_to_yaml, load_agent_config
 from goat_core.errors import ConfigError
 from goat_nav.cli import build_parser
-from goat_nav.suites.common import agent_config_from_args
+from goat_suites.common.suite import agent_config_from_args
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "config"
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from goat_core.bench.outputs import lock_path
-from goat_core.bench.results import read_results_json
 from goat_nav.cli import main
+from goat_suites.common.outputs import lock_path
+from goat_suites.common.results import read_results_json
 
 TINY = ["bench", "--episodes", "1", "--seed", "5", "--max-actions", "6", "--quiet"]
 

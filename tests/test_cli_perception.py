@@ -63,7 +63,7 @@ def test_default_bench_has_no_perception_errors_and_no_evidence() -> None:
     from goat_core.agent import AgentConfig
     from goat_nav.bench_cmd import stack_config
     from goat_nav.cli import build_parser
-    from goat_nav.suites.common import agent_config_from_args
+    from goat_suites.common.suite import agent_config_from_args
 
     args = build_parser().parse_args(["bench"])
     assert stack_config(args).perception.errors == "off"

@@ -8,9 +8,9 @@ from pathlib import Path
 import cv2
 import pytest
 
-from goat_core.bench.results import SubtaskRecord, read_results_json, summarise, write_results_json
 from goat_nav.cli import main
 from goat_nav.compare import compare, format_tables
+from goat_suites.common.results import SubtaskRecord, read_results_json, summarise, write_results_json
 
 
 def _record(episode: str, index: int, modality: str, success: bool, spl: float, actions: int) -> SubtaskRecord:

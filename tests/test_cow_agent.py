@@ -23,8 +23,8 @@ from goat_core.perception.factory import PerceptionConfig
 from goat_core.perception.gt import GroundTruthPerception
 from goat_core.types import DiscreteAction, Goal, GoalModality, Pose2D
 from goat_nav.cli import main
-from goat_nav.runner import EpisodeRunner, RunConfig
-from sim_bridge.embedded.episodes import generate_dataset
+from goat_suites.common.runner import EpisodeRunner, RunConfig
+from goat_suites.goat.generator import generate_dataset
 from tests.test_agent import BoxWorld, CategoryMatcher, distance_to_box, room, run, two_rooms
 
 LABELS = ["chair", "table", "sofa"]

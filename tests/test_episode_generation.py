@@ -8,11 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from goat_core.bench.episodes import goals_for_task, image_goal_for_task, load_goat_dataset, save_goat_dataset
 from goat_core.errors import SceneGenerationError
 from goat_core.frames import habitat_quaternion_to_tilt, habitat_quaternion_to_yaw, habitat_to_ros_position
 from goat_core.types import GoalModality
-from sim_bridge.embedded.episodes import (
+from goat_suites.common.episode_files import load_goat_dataset, save_goat_dataset
+from goat_suites.common.episodes import goals_for_task, image_goal_for_task
+from goat_suites.goat.generator import (
     EpisodeGenConfig,
     ImageGoalRenderer,
     camera_quaternion_habitat,

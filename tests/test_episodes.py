@@ -11,21 +11,23 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from goat_core.bench.episodes import (
+from goat_core.errors import EpisodeFormatError
+from goat_core.types import GoalModality
+from goat_suites.common.episode_files import (
+    load_goat_dataset,
+    load_image_goal_meta,
+    load_objectnav_dataset,
+    save_goat_dataset,
+)
+from goat_suites.common.episodes import (
     GoatDataset,
     GoatTask,
     ImageGoalKey,
     goals_for_task,
     goals_key,
     image_goal_for_task,
-    load_goat_dataset,
-    load_image_goal_meta,
-    load_objectnav_dataset,
-    save_goat_dataset,
     scene_name,
 )
-from goat_core.errors import EpisodeFormatError
-from goat_core.types import GoalModality
 
 REFERENCE = Path("/work/shared/reference-data")
 OBJECTNAV_SPLIT = REFERENCE / "home-robot_mp3d_objectnav" / "train.json.gz"

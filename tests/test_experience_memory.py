@@ -17,35 +17,35 @@ import numpy as np
 import pytest
 import yaml
 
-from goat_core.bench.findingdory_memory import MemorySelector, memory_log
-from goat_core.bench.findingdory_policy import EpisodeExperience
-from goat_core.bench.findingdory_selector import Selection
-from goat_core.bench.findingdory_tasks import FindingDoryTask, Subgoal
 from goat_core.errors import ConfigError, InvalidObservationError
-from goat_core.mapping.experience_memory import (
+from goat_core.perception.gt import GroundTruthPerception, GroundTruthWithoutIds
+from goat_core.types import CameraIntrinsics, Observation, Pose2D
+from goat_ros.record import RecordError
+from goat_suites.findingdory.experience_memory import (
     CategoryHistogramEmbedder,
     ExperienceMemory,
     build_experience_memory,
 )
-from goat_core.mapping.experience_video import (
+from goat_suites.findingdory.experience_video import (
     ExperienceVideo,
     Proprioception,
     VideoEncoding,
     encode_frame,
     subsample_indices,
 )
-from goat_core.perception.gt import GroundTruthPerception, GroundTruthWithoutIds
-from goat_core.types import CameraIntrinsics, Observation, Pose2D
-from goat_nav.suites.findingdory import high_level_outcome
-from goat_ros.record import RecordError
-from sim_bridge.embedded.catalogue import CATALOGUE
-from sim_bridge.embedded.findingdory_gen import (
+from goat_suites.findingdory.generator import (
     Experience,
     FindingDoryGenConfig,
     TaskJudge,
     collect_experience,
     findingdory_sim_config,
 )
+from goat_suites.findingdory.memory import MemorySelector, memory_log
+from goat_suites.findingdory.policy import EpisodeExperience
+from goat_suites.findingdory.run import high_level_outcome
+from goat_suites.findingdory.selector import Selection
+from goat_suites.findingdory.tasks import FindingDoryTask, Subgoal
+from sim_bridge.embedded.catalogue import CATALOGUE
 from sim_bridge.embedded.home import HomeConfig, generate_home
 from sim_bridge.embedded.sim import EmbeddedSim
 
@@ -272,8 +272,8 @@ def test_building_needs_what_the_perception_needs(day: Day) -> None:
 
 
 def test_the_experience_bag_holds_the_video_and_gives_the_same_memory(day: Day, tmp_path: Path) -> None:
-    from goat_nav import experience_bag as bag
     from goat_ros.record import check_bag_path
+    from goat_suites.findingdory import experience_bag as bag
 
     folder = bag.write_experience_bag(tmp_path / "day", day.video, {"episode_id": "e"})
     info = yaml.safe_load((folder / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
@@ -315,7 +315,7 @@ def test_the_memory_runs_an_open_vocabulary_detector_and_clip(day: Day, tmp_path
     pytest.importorskip("transformers", reason="the openvocab extra is not installed")
     from goat_core.perception.factory import PerceptionConfig
     from goat_core.perception.tiny_models import save_tiny_model
-    from goat_nav.suites.findingdory_args import PolicyChoice, build_policy
+    from goat_suites.findingdory.args import PolicyChoice, build_policy
 
     owl, clip = save_tiny_model(tmp_path / "owl", "owlvit"), save_tiny_model(tmp_path / "clip", "clip")
     choice = PolicyChoice(perception=PerceptionConfig(backend="owlvit", model_dir=str(owl)), clip_model_dir=str(clip))

@@ -17,22 +17,22 @@ from typing import Iterator
 import numpy as np
 import pytest
 
-from goat_core.bench.findingdory_memory import MemorySelector, memory_log
-from goat_core.bench.findingdory_policy import EpisodeExperience
-from goat_core.bench.findingdory_selector import ExperienceSelector
 from goat_core.errors import ConfigError
-from goat_core.mapping.experience_memory import ExperienceMemory, MemoryConfig, build_experience_memory
-from goat_core.mapping.experience_video import VideoEncoding
-from goat_core.mapping.object_tracks import ObjectTrack, ObjectTracker, Place, TrackConfig
 from goat_core.perception.gt import GroundTruthPerception
-from goat_nav.suites.findingdory import episode_units
-from sim_bridge.embedded.catalogue import CATALOGUE
-from sim_bridge.embedded.findingdory_gen import (
+from goat_suites.findingdory.experience_memory import ExperienceMemory, MemoryConfig, build_experience_memory
+from goat_suites.findingdory.experience_video import VideoEncoding
+from goat_suites.findingdory.generator import (
     Experience,
     FindingDoryGenConfig,
     collect_experience,
     findingdory_sim_config,
 )
+from goat_suites.findingdory.memory import MemorySelector, memory_log
+from goat_suites.findingdory.object_tracks import ObjectTrack, ObjectTracker, Place, TrackConfig
+from goat_suites.findingdory.policy import EpisodeExperience
+from goat_suites.findingdory.run import episode_units
+from goat_suites.findingdory.selector import ExperienceSelector
+from sim_bridge.embedded.catalogue import CATALOGUE
 from sim_bridge.embedded.furniture_library import LIBRARY_DIR
 from sim_bridge.embedded.home import HomeConfig, generate_home
 from sim_bridge.embedded.sim import EmbeddedSim

@@ -7,7 +7,8 @@ from typing import Optional
 
 import pytest
 
-from goat_core.bench.failures import (
+from goat_core.types import StopDecision
+from goat_suites.common.failures import (
     FAILURE_CLASSES,
     InvalidFailureError,
     SceneObject,
@@ -17,7 +18,6 @@ from goat_core.bench.failures import (
     failure_of_subtask,
     target_is_goal,
 )
-from goat_core.types import StopDecision
 
 # A cabinet with a cup on its top, a second cabinet 3 m away.
 OBJECTS = [SceneObject("cabinet_1", (2.0, 0.0), "cabinet"), SceneObject("cup_1", (2.1, 0.15), "cup"),

@@ -10,7 +10,9 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from goat_core.bench.findingdory import (
+from goat_core.errors import EpisodeFormatError
+from goat_suites.common.suite_metrics import findingdory_stats
+from goat_suites.findingdory.loader import (
     CANDIDATE_FIELDS,
     LogicalExpr,
     Predicate,
@@ -19,8 +21,6 @@ from goat_core.bench.findingdory import (
     load_object_attributes,
     task_types_of,
 )
-from goat_core.bench.suite_metrics import findingdory_stats
-from goat_core.errors import EpisodeFormatError
 
 ATTRIBUTES = Path("/work/shared/reference-data/findingdory/object_attribute_annotation.csv")
 ROT = [0.0, 0.7071, 0.0, 0.7071]

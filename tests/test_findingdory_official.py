@@ -8,15 +8,12 @@ from typing import Iterator
 import numpy as np
 import pytest
 
-from goat_core.bench.findingdory_tasks import Subgoal
-from goat_core.bench.protocols import FINDINGDORY, FINDINGDORY_RECEPTACLE
 from goat_core.errors import ConfigError
 from goat_nav.cli import build_parser
-from goat_nav.protocol_meta import NOT_YET_OFFICIAL
-from goat_nav.suites import findingdory as suite
-from goat_nav.suites.findingdory_protocol import findingdory_protocol_meta
-from sim_bridge.embedded.findingdory_experience import _Oracle, _Recorder
-from sim_bridge.embedded.findingdory_gen import (
+from goat_suites.common.protocol_meta import NOT_YET_OFFICIAL
+from goat_suites.common.protocols import FINDINGDORY, FINDINGDORY_RECEPTACLE
+from goat_suites.findingdory import run as suite
+from goat_suites.findingdory.generator import (
     Experience,
     FindingDoryGenConfig,
     JudgeConfig,
@@ -24,6 +21,9 @@ from sim_bridge.embedded.findingdory_gen import (
     collect_experience,
     findingdory_sim_config,
 )
+from goat_suites.findingdory.oracle import _Oracle, _Recorder
+from goat_suites.findingdory.protocol import findingdory_protocol_meta
+from goat_suites.findingdory.tasks import Subgoal
 from sim_bridge.embedded.home import HomeConfig, generate_home
 from sim_bridge.embedded.sim import EmbeddedSim
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from goat_nav.cli import main
-from goat_nav.suites import findingdory
+from goat_suites.findingdory import run as findingdory
 
 RUN = ["bench", "--suite", "findingdory", "--episodes", "2", "--seed", "3000", "--num-rooms", "3",
        "--max-actions", "10", "--quiet"]

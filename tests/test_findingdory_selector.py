@@ -7,7 +7,9 @@ from typing import Optional
 
 import pytest
 
-from goat_core.bench.experience import (
+from goat_core.errors import ConfigError, InvalidGoalError
+from goat_core.types import Pose2D
+from goat_suites.findingdory.experience import (
     UNKNOWN_RECEPTACLE,
     ExperienceFrame,
     ExperienceLog,
@@ -17,8 +19,8 @@ from goat_core.bench.experience import (
     format_clock,
     parse_clock,
 )
-from goat_core.bench.findingdory_selector import ExperienceSelector, SelectorConfig, carry_durations_s
-from goat_core.bench.findingdory_tasks import (
+from goat_suites.findingdory.selector import ExperienceSelector, SelectorConfig, carry_durations_s
+from goat_suites.findingdory.tasks import (
     TASK_TYPES,
     TEMPLATES,
     FindingDoryTask,
@@ -27,8 +29,6 @@ from goat_core.bench.findingdory_tasks import (
     room_target_id,
     templates_of,
 )
-from goat_core.errors import ConfigError, InvalidGoalError
-from goat_core.types import Pose2D
 
 # The day in the log: the robot sees a red mug (A) and a book (B) on a table (T) in room 0, picks the mug up,
 # puts it on a shelf (S) in room 1, picks a cup (C) from the shelf and puts it on a counter (K) in room 2.

@@ -23,9 +23,15 @@ import cv2
 import numpy as np
 import pytest
 
-from goat_core.bench.experience import ExperienceLog, format_clock
-from goat_core.bench.findingdory_policy import EpisodeExperience
-from goat_core.bench.findingdory_vlm import (
+from goat_core.errors import ConfigError
+from goat_core.types import CameraIntrinsics, Observation, Pose2D
+from goat_nav.cli import main
+from goat_suites.findingdory import run as suite
+from goat_suites.findingdory.args import policy_choice
+from goat_suites.findingdory.experience import ExperienceLog, format_clock
+from goat_suites.findingdory.experience_video import ExperienceVideo, Proprioception, VideoEncoding, encode_frame
+from goat_suites.findingdory.policy import EpisodeExperience
+from goat_suites.findingdory.vlm import (
     VlmAnswerError,
     VlmClient,
     VlmConfig,
@@ -34,12 +40,6 @@ from goat_core.bench.findingdory_vlm import (
     VlmUnreachableError,
     parse_frame_answer,
 )
-from goat_core.errors import ConfigError
-from goat_core.mapping.experience_video import ExperienceVideo, Proprioception, VideoEncoding, encode_frame
-from goat_core.types import CameraIntrinsics, Observation, Pose2D
-from goat_nav.cli import main
-from goat_nav.suites import findingdory as suite
-from goat_nav.suites.findingdory_args import policy_choice
 
 MODEL = "fixture-vlm"
 Answer = Callable[[dict[str, Any]], str]  # request body -> the assistant's text

@@ -192,8 +192,8 @@ def test_a_small_model_can_be_picked_up_and_placed_elsewhere(furnished_sim):
 
 
 def test_scene_ids_name_the_furniture_and_rebuild_the_same_home():
-    from sim_bridge.embedded.episodes import parse_scene_id, scene_id_for
-    from sim_bridge.embedded.pasture_gen import PastureGenConfig, parse_pasture_scene_id, pasture_scene_id
+    from goat_suites.goat.generator import parse_scene_id, scene_id_for
+    from goat_suites.pasture.generator import PastureGenConfig, parse_pasture_scene_id, pasture_scene_id
 
     furnished, primitive = HomeConfig(num_rooms=3, furniture="furnished"), HomeConfig(num_rooms=3)
     extra = HomeConfig(num_rooms=3, furniture="furnished", furniture_libraries=("BlendSwap-CC-0", "Scopia"))
@@ -207,8 +207,8 @@ def test_scene_ids_name_the_furniture_and_rebuild_the_same_home():
 
 
 def test_furnished_pasture_homes_hide_objects_in_models_and_add_uncommon_models():
+    from goat_suites.pasture.generator import PastureGenConfig
     from sim_bridge.embedded.furniture_categories import UNCOMMON_MODEL_CATEGORIES
-    from sim_bridge.embedded.pasture_gen import PastureGenConfig
 
     home = generate_home(5, PastureGenConfig().home_config(5, HomeConfig(furniture="furnished")))
     hidden = [o for o in home.objects if home.hidden_relation(o) is not None]
@@ -226,9 +226,9 @@ def test_furnished_pasture_homes_hide_objects_in_models_and_add_uncommon_models(
 def test_a_moved_object_rests_on_a_model_receptacles_surface_not_its_bounding_box():
     """FindingDory's oracle puts objects on a spot of a receptacle's top: on a model that is the mesh surface
     (ray cast), which may lie far below the bounding box (the object used to float there, 12-31 cm up)."""
-    from goat_nav.suites.findingdory import episode_units
-    from sim_bridge.embedded.findingdory_config import FindingDoryGenConfig
-    from sim_bridge.embedded.findingdory_experience import _free_spot
+    from goat_suites.findingdory.generator_config import FindingDoryGenConfig
+    from goat_suites.findingdory.oracle import _free_spot
+    from goat_suites.findingdory.run import episode_units
     from sim_bridge.embedded.sim import SURFACE_STEP_M
 
     # The home of FindingDory 3000-3 (furnished): its kitchen counter's top lies 14-29 cm under its bounding box,

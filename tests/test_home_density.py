@@ -8,10 +8,10 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from sim_bridge.embedded.episodes import home_seeds
+from goat_suites.common.home_stats import home_stats
+from goat_suites.goat.generator import home_seeds
 from sim_bridge.embedded.home import Home, HomeConfig, ObjectSpec, generate_home, large_home_config
 from sim_bridge.embedded.home_dressing import SURFACES
-from sim_bridge.embedded.home_stats import home_stats
 from sim_bridge.embedded.navgrid import NavGrid
 
 SEEDS = (1000, 5000)  # the benchmark seeds: their first 10 homes, as `goat-nav bench --homes large` runs them

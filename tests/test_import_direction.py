@@ -1,4 +1,4 @@
-"""Imports run one way: robot and simulator packages -> ROS nodes -> core (ARCHITECTURE.md, "Layers").
+"""Imports run one way: benchmarks -> robot and simulator packages -> ROS nodes -> core (ARCHITECTURE.md, "Layers").
 
 Every module of the shipped packages is parsed (ast, no import), and every ``import`` / ``from ... import`` in it
 counts: at module level, inside functions and under ``if TYPE_CHECKING:`` alike, since an import hidden in a
@@ -21,8 +21,9 @@ PACKAGES: dict[str, tuple[str, int]] = {
     "goat_ros": ("ros_ws/src/goat_ros/goat_ros", 1),  # the rclpy nodes around the core
     "sim_bridge": ("sim_bridge/sim_bridge", 2),  # the simulator and its bridge node
     "goat_stretch": ("ros_ws/src/goat_stretch/goat_stretch", 2),  # the physical robot
-    "goat_nav": ("goat_nav", 3),  # the goat-nav command: benchmark loop, suites, report, launcher
-    "benchmarks": ("benchmarks", 4),  # scripts that print numbers
+    "goat_suites": ("goat_suites", 3),  # the benchmark suites, their runner, report and ROS nodes (docs/layout.md)
+    "goat_nav": ("goat_nav", 4),  # the goat-nav command line and the launcher
+    "benchmarks": ("benchmarks", 5),  # scripts that print numbers
 }
 
 
@@ -57,12 +58,12 @@ def violations(root: Path = ROOT) -> list[str]:
 
 def test_no_import_runs_against_the_layers() -> None:
     found = violations()
-    assert not found, "imports against the layers (core <- goat_ros <- sim_bridge | goat_stretch <- goat_nav):\n" + \
-        "\n".join(found)
+    assert not found, ("imports against the layers (core <- goat_ros <- sim_bridge | goat_stretch <- goat_suites <- "
+                       "goat_nav):\n" + "\n".join(found))
 
 
 @pytest.mark.parametrize("source, expected", [
-    ("from goat_nav.runner import RunConfig\n", ["goat_nav.runner"]),
+    ("from goat_suites.common.runner import RunConfig\n", ["goat_suites.common.runner"]),
     ("def f():\n    import sim_bridge.embedded.catalogue as c\n", ["sim_bridge.embedded.catalogue"]),
     ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from goat_stretch import nav2_mode\n",
      ["typing", "goat_stretch"]),
@@ -76,11 +77,11 @@ def test_an_upward_import_is_reported_with_its_file_and_line(tmp_path: Path) -> 
     for folder, _ in PACKAGES.values():
         (tmp_path / folder).mkdir(parents=True)
     node = tmp_path / PACKAGES["goat_ros"][0] / "some_node.py"
-    node.write_text("import math\n\n\ndef build():\n    from goat_nav.runner import build_agent\n")
+    node.write_text("import math\n\n\ndef build():\n    from goat_suites.common.runner import build_agent\n")
     sibling = tmp_path / PACKAGES["sim_bridge"][0] / "x.py"
     sibling.write_text("from goat_stretch.driver import StretchDriver\nfrom goat_core.types import Pose2D\n")
     assert violations(tmp_path) == [
-        "ros_ws/src/goat_ros/goat_ros/some_node.py:5 imports goat_nav.runner (goat_ros, layer 1 -> goat_nav, "
-        "layer 3)",
+        "ros_ws/src/goat_ros/goat_ros/some_node.py:5 imports goat_suites.common.runner (goat_ros, layer 1 -> "
+        "goat_suites, layer 3)",
         "sim_bridge/sim_bridge/x.py:1 imports goat_stretch.driver (sim_bridge, layer 2 -> goat_stretch, layer 2)",
     ]

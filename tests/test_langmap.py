@@ -8,20 +8,20 @@ from typing import Any, Callable
 
 import pytest
 
-from goat_core.bench.episodes import goals_for_task
-from goat_core.bench.langmap import (
+from goat_core.errors import EpisodeFormatError
+from goat_core.types import GoalModality
+from goat_suites.common.episodes import goals_for_task
+from goat_suites.common.suite_metrics import langmap_by_level, seq_sr_table
+from goat_suites.langmap.loader import (
     EXTRA_LEVELS,
     EXTRA_TEXTS,
     langmap_task_targets,
     load_langmap_dir,
-    load_langmap_results,
     load_langmap_scene,
     sequence_to_goat_episode,
     task_to_goat_episode,
 )
-from goat_core.bench.suite_metrics import langmap_by_level, seq_sr_table
-from goat_core.errors import EpisodeFormatError
-from goat_core.types import GoalModality
+from goat_suites.langmap.results import load_langmap_results
 
 SAMPLES = Path("/work/shared/reference-data/langmap")
 SCENE = "00800-TEEsavR23oF"

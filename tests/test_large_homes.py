@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from goat_core.errors import ConfigError, SceneGenerationError
-from goat_nav.bench_cmd import home_config_from_args
+from goat_suites.common.run_args import home_config_from_args
+from goat_suites.goat.generator import parse_scene_id, scene_id_for
 from sim_bridge.embedded import floorplan
-from sim_bridge.embedded.episodes import parse_scene_id, scene_id_for
 from sim_bridge.embedded.home import (
     HOME_KINDS,
     Home,
@@ -165,7 +165,7 @@ def test_large_homes_are_deterministic() -> None:
 
 
 def test_scene_statistics_and_meta_scenes() -> None:
-    from sim_bridge.embedded.home_stats import home_stats, scenes_meta, summarise
+    from goat_suites.common.home_stats import home_stats, scenes_meta, summarise
 
     small, large = scene_id_for(4, HomeConfig()), scene_id_for(4, large_home_config())
     entries = scenes_meta([small, large, small, "habitat/hm3d/abc.basis.glb"])
@@ -192,7 +192,7 @@ def test_bench_results_carry_meta_scenes(tmp_path) -> None:  # type: ignore[no-u
 
 
 def test_episode_settings_by_kind_of_home() -> None:
-    from sim_bridge.embedded.episodes import LARGE_HOME_EPISODES, EpisodeGenConfig, episode_config_for
+    from goat_suites.goat.generator import LARGE_HOME_EPISODES, EpisodeGenConfig, episode_config_for
 
     assert episode_config_for(HomeConfig()) == EpisodeGenConfig()  # the small homes' episodes are unchanged
     large = episode_config_for(large_home_config("furnished"))
@@ -209,8 +209,8 @@ def test_episode_settings_by_kind_of_home() -> None:
 def test_large_home_episodes_follow_goat_bench_rules() -> None:
     """Episodes of a large home: 5-10 subtasks, every goal reachable from the start and seen at >= 5 % of a frame
     from one of its view points, image goals at >= 5 % coverage; goals drawn by category."""
-    from sim_bridge.embedded.episodes import LARGE_HOME_EPISODES, generate_episode
-    from sim_bridge.embedded.home_stats import subtask_geodesics_m
+    from goat_suites.common.home_stats import subtask_geodesics_m
+    from goat_suites.goat.generator import LARGE_HOME_EPISODES, generate_episode
     from sim_bridge.embedded.sim import EmbeddedSim
 
     home = generate_home(HOME_SEEDS[0], large_home_config())

@@ -21,13 +21,13 @@ def _run(args: list[str]) -> subprocess.CompletedProcess[str]:
 def test_ruff_clean() -> None:
     ruff = str(Path(sys.executable).parent / "ruff") if (Path(sys.executable).parent / "ruff").exists() else "ruff"
     result = _run([ruff, "check", "ros_ws/src/goat_core", "ros_ws/src/goat_ros", "ros_ws/src/goat_stretch",
-                   "sim_bridge", "goat_nav", "tests", "benchmarks", "launch"])
+                   "sim_bridge", "goat_suites", "goat_nav", "tests", "benchmarks", "launch"])
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 @pytest.mark.slow
 def test_mypy_core_clean() -> None:
     pytest.importorskip("mypy", reason="mypy is not installed (pip install -e '.[dev]')")
-    result = _run([sys.executable, "-m", "mypy", "ros_ws/src/goat_core/goat_core", "goat_nav",
+    result = _run([sys.executable, "-m", "mypy", "ros_ws/src/goat_core/goat_core", "goat_suites", "goat_nav",
                    "sim_bridge/sim_bridge", "ros_ws/src/goat_ros/goat_ros", "ros_ws/src/goat_stretch/goat_stretch"])
     assert result.returncode == 0, result.stdout + result.stderr

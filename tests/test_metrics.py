@@ -5,7 +5,7 @@ from typing import Callable
 
 import pytest
 
-from goat_core.bench.metrics import (
+from goat_suites.common.metrics import (
     InvalidMetricInputError,
     group_by,
     grouped_mean,

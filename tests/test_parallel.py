@@ -1,7 +1,8 @@
 """`goat-nav bench --workers N` / `--ray-address`: the same numbers as a serial run, resume, killed workers.
 
-`--workers 2` forks the command's workers (goat_nav.process_pool); the rest runs on real Ray: a Ray cluster
-started for this module with `ray start` (goat_nav.ray_cluster.LocalCluster), shared by the tests that need one. A
+`--workers 2` forks the command's workers (goat_suites.common.process_pool); the rest runs on real Ray: a Ray cluster
+started for this module with `ray start` (goat_suites.common.ray_cluster.LocalCluster), shared by the tests that need
+one. A
 worker is killed for real: the worker of these tests sends itself SIGKILL on its first attempt(s) of one episode,
 so that Ray sees a worker process die. Each test compares with one serial run of the same two short episodes.
 """
@@ -20,19 +21,19 @@ from typing import Any, Callable, Iterator, Optional
 import pytest
 from rosbags.rosbag2 import Reader
 
-from goat_core.bench import findingdory_results
-from goat_core.bench.episodes import save_goat_dataset
-from goat_core.bench.results import read_results_json, summarise, write_results_json
 from goat_core.matching.matcher import MatcherConfig
 from goat_nav.bench_cmd import agent_config_from_args, prepare_run
 from goat_nav.cli import build_parser, main
-from goat_nav.episode_worker import GoatWorkerFactory, episode_units
-from goat_nav.parallel import WORKER_LOST, ParallelConfig, WorkUnit, run_units
-from goat_nav.report import read_trajectories, trajectories_path, write_trajectories
-from goat_nav.resume import PLAN_META_KEY
-from goat_nav.suites.common import GoatResults
 from goat_ros.record import RunRecorder
-from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_dataset
+from goat_suites.common.episode_files import save_goat_dataset
+from goat_suites.common.episode_worker import GoatWorkerFactory, episode_units
+from goat_suites.common.parallel import WORKER_LOST, ParallelConfig, WorkUnit, run_units
+from goat_suites.common.results import read_results_json, summarise, write_results_json
+from goat_suites.common.resume import PLAN_META_KEY
+from goat_suites.common.suite import GoatResults
+from goat_suites.common.trajectories import read_trajectories, trajectories_path, write_trajectories
+from goat_suites.findingdory import results as findingdory_results
+from goat_suites.goat.generator import EpisodeGenConfig, generate_dataset
 from sim_bridge.embedded.home import HomeConfig
 
 pytestmark = [
@@ -81,7 +82,7 @@ def serial(episodes_file: Path, tmp_path_factory: pytest.TempPathFactory) -> tup
 @pytest.fixture(scope="module")
 def cluster(ray_token_auth: None) -> Iterator[Any]:
     """A one-node Ray cluster with 2 CPUs started with `ray start --head`, stopped after the module."""
-    from goat_nav.ray_cluster import LocalCluster
+    from goat_suites.common.ray_cluster import LocalCluster
 
     with LocalCluster((2,)) as c:
         yield c

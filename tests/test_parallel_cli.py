@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from goat_nav.cli import main
-from goat_nav.parallel import INSTALL_HINT
+from goat_suites.common.parallel import INSTALL_HINT
 
 
 def test_cuda_workers_without_ray_fail_at_once_with_the_install_command(monkeypatch: pytest.MonkeyPatch,

@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator
 import pytest
 from pool_sink import Sink
 
-from goat_nav.parallel import ParallelConfig, WorkerPool, WorkUnit, describe
+from goat_suites.common.parallel import ParallelConfig, WorkerPool, WorkUnit, describe
 
 NEEDS_RAY = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
                                reason="Ray is not installed (pip install -e '.[cluster]')")

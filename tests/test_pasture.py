@@ -9,7 +9,10 @@ from typing import Any, Callable
 
 import pytest
 
-from goat_core.bench.pasture import (
+from goat_core.errors import EpisodeFormatError
+from goat_core.types import GoalModality
+from goat_suites.common.suite_metrics import PASTURE_CATEGORIES, pasture_by_category
+from goat_suites.pasture.loader import (
     PASTURE_DATASET_DIRS,
     TEMPLATE_FILES,
     category_of_results_dir,
@@ -20,9 +23,6 @@ from goat_core.bench.pasture import (
     object_type_words,
     pasture_goal,
 )
-from goat_core.bench.suite_metrics import PASTURE_CATEGORIES, pasture_by_category
-from goat_core.errors import EpisodeFormatError
-from goat_core.types import GoalModality
 
 REFERENCE = Path("/work/shared/reference-data/cow_pasture")
 RESULT = REFERENCE / "FloorPlan_Val3_5_GingerbreadHouse_1.json"

@@ -1,4 +1,5 @@
-"""`--workers N` on this machine: worker processes forked from the command's own (goat_nav.process_pool), no Ray.
+"""`--workers N` on this machine: worker processes forked from the command's own (goat_suites.common.process_pool), no
+Ray.
 
 Toy workers (they sleep, or kill their own process with SIGKILL as the kernel's OOM killer would): only the pool is
 under test here; tests/test_parallel.py runs real episodes on it and compares them with a serial run.
@@ -19,7 +20,7 @@ import pytest
 from pool_sink import Sink
 
 from goat_core.errors import GoatError
-from goat_nav.parallel import WORKER_LOST, ParallelConfig, WorkerPool, WorkUnit, describe
+from goat_suites.common.parallel import WORKER_LOST, ParallelConfig, WorkerPool, WorkUnit, describe
 
 TWO = ParallelConfig(workers=2)
 
@@ -157,7 +158,7 @@ class RenderingWorker:
 def test_a_process_that_has_rendered_gets_workers_that_render_from_a_fork_server() -> None:
     """A fork of a process whose OpenGL driver has started hangs at its first render (llvmpipe's threads are not
     copied): such a process gets its workers from a fork server, whose renders equal this process's."""
-    from goat_nav.process_pool import ProcessScheduler, fork_is_safe
+    from goat_suites.common.process_pool import ProcessScheduler, fork_is_safe
 
     expected = _render()  # OpenGL has started in this process now
     assert expected > 0 and not fork_is_safe()

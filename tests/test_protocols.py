@@ -9,8 +9,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from goat_core.bench.episodes import goals_for_task, load_goat_dataset
-from goat_core.bench.protocols import (
+from goat_core.errors import ConfigError
+from goat_core.types import GoalModality
+from goat_nav.bench_cmd import format_summary
+from goat_suites.common.episode_files import load_goat_dataset
+from goat_suites.common.episodes import goals_for_task
+from goat_suites.common.protocol_meta import protocol_meta, protocol_sim_config
+from goat_suites.common.protocols import (
     FINDINGDORY,
     FINDINGDORY_RECEPTACLE,
     GOAT_BENCH,
@@ -20,12 +25,8 @@ from goat_core.bench.protocols import (
     SuccessRule,
     protocol_by_name,
 )
-from goat_core.bench.results import SubtaskRecord, read_results_json, summarise, write_results_json
-from goat_core.errors import ConfigError
-from goat_core.types import GoalModality
-from goat_nav.bench_cmd import format_summary
-from goat_nav.protocol_meta import protocol_meta, protocol_sim_config
-from goat_nav.runner import RunConfig
+from goat_suites.common.results import SubtaskRecord, read_results_json, summarise, write_results_json
+from goat_suites.common.runner import RunConfig
 
 
 def _records(episode_id: str, successes: int, total: int, modality: str = "object") -> list[SubtaskRecord]:
@@ -126,8 +127,8 @@ def test_a_stuck_subtask_exhausts_the_episode_budget() -> None:
     unstarted (0 actions), as in GOAT-Bench once max_episode_steps is reached."""
     from goat_core.agent import AgentConfig
     from goat_core.matching.matcher import MatcherConfig
-    from goat_nav.runner import EpisodeRunner
-    from sim_bridge.embedded.episodes import generate_dataset
+    from goat_suites.common.runner import EpisodeRunner
+    from goat_suites.goat.generator import generate_dataset
 
     episode = generate_dataset(1, seed=3).episodes[0]
     assert len(episode.tasks) >= 3
@@ -209,7 +210,7 @@ def test_any_deviation_makes_the_run_custom(run_config: RunConfig, embodiment: s
 
 def test_the_no_memory_ablation_makes_the_run_custom() -> None:
     from goat_nav.cli import build_parser
-    from goat_nav.suites.common import agent_config_from_args, memory_deviation
+    from goat_suites.common.suite import agent_config_from_args, memory_deviation
 
     args = build_parser().parse_args(["bench", "--no-memory"])
     meta = protocol_meta("goat", RunConfig(), protocol_sim_config("goat"),
@@ -251,10 +252,10 @@ def test_a_cow_stop_counts_only_with_the_target_in_view_and_within_one_metre() -
     facing it succeeds; the same stop facing away fails; a stop 1.2 m away facing it fails."""
     import math
 
-    from goat_core.bench.episodes import GoalObject
+    from goat_suites.common.episodes import GoalObject
+    from goat_suites.common.success import target_visible_m
     from sim_bridge.embedded.home import HomeConfig, generate_home
     from sim_bridge.embedded.sim import EmbeddedSim
-    from sim_bridge.embedded.success import target_visible_m
 
     home = generate_home(1000, HomeConfig(furniture="primitive"))
     checked = set()
@@ -347,8 +348,8 @@ def test_a_langmap_subgoal_ending_near_a_view_point_without_stop_succeeds() -> N
     from goat_core.agent import AgentConfig
     from goat_core.errors import UnreachableGoalError
     from goat_core.matching.matcher import MatcherConfig
-    from goat_nav.runner import EpisodeRunner
-    from sim_bridge.embedded.episodes import generate_dataset
+    from goat_suites.common.runner import EpisodeRunner
+    from goat_suites.goat.generator import generate_dataset
 
     episode = generate_dataset(1, seed=3).episodes[0]
     task = episode.tasks[0]
@@ -405,7 +406,7 @@ def _langmap_scene() -> dict[str, Any]:
 def test_langmap_room_and_region_goals_are_scored_against_every_target(tmp_path: Path) -> None:
     import gzip
 
-    from goat_core.bench.langmap import load_langmap_scene, scored_goals, task_to_goat_episode
+    from goat_suites.langmap.loader import load_langmap_scene, scored_goals, task_to_goat_episode
 
     path = tmp_path / "00800-TEEsavR23oF.json.gz"
     path.write_bytes(gzip.compress(json.dumps(_langmap_scene()).encode()))
@@ -419,7 +420,8 @@ def test_langmap_room_and_region_goals_are_scored_against_every_target(tmp_path:
 def test_langmap_single_goal_evaluation_leaves_out_the_blacklist() -> None:
     """analyze_langmap_results.py skips BLACK_TASK_IDS (e.g. "00800-TEEsavR23oF_room_74") and never mixes in
     sequence subgoals."""
-    from goat_core.bench.langmap import LANGMAP_BLACK_TASK_IDS, LangMapResult, single_goal_records
+    from goat_suites.langmap.loader import LANGMAP_BLACK_TASK_IDS
+    from goat_suites.langmap.results import LangMapResult, single_goal_records
 
     assert len(LANGMAP_BLACK_TASK_IDS) == 106 and "00894-HY1NcmCgn3n_instance_7" in LANGMAP_BLACK_TASK_IDS
     results = [LangMapResult("00800-TEEsavR23oF", "room", True, 1.0, episode_id="74"),  # blacklisted
@@ -434,7 +436,7 @@ def test_langmap_single_goal_evaluation_leaves_out_the_blacklist() -> None:
 
 
 def test_the_report_names_the_protocol() -> None:
-    from goat_nav.report import render_html_report
+    from goat_suites.common.report import render_html_report
 
     records = _records("a", 1, 2)
     meta = protocol_meta("goat", RunConfig(max_actions_per_episode=None, max_actions_per_subtask=500),
@@ -458,7 +460,7 @@ def test_the_findingdory_verifier_has_both_thresholds_and_the_official_angles() 
     """FindingDory's thresholds are the verifier's defaults: 2.0 m for objects, 0.1 m for receptacles (the oracle
     places from a receptacle view point, so its frames pass: tests/test_findingdory_official.py), pi/4 and pi/2,
     coverage 0.001."""
-    from sim_bridge.embedded.findingdory_gen import JudgeConfig
+    from goat_suites.findingdory.generator import JudgeConfig
 
     config = JudgeConfig()
     assert (config.success_distance_m, config.receptacle_distance_m) == (

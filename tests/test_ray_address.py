@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from goat_core.errors import ConfigError
-from goat_nav.ray_cluster import check_gcs_reachable, gcs_host_port
+from goat_suites.common.ray_cluster import check_gcs_reachable, gcs_host_port
 
 GOAT_NAV = str(Path(sys.executable).parent / "goat-nav")
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from goat_core.bench.results import SubtaskRecord, Summary, read_results_json, summarise, write_results_json
 from goat_core.errors import GoatError
 from goat_core.types import GoalModality
 from goat_nav.cli import _check_bench_args, build_parser
 from goat_nav.compare import run_compare
-from goat_nav.realism import AgentSenses, localiser_for, realism_from_args, realism_line, realism_meta
-from goat_nav.report import render_html_report
+from goat_suites.common.realism import AgentSenses, localiser_for, realism_from_args, realism_line, realism_meta
+from goat_suites.common.report import render_html_report
+from goat_suites.common.results import SubtaskRecord, Summary, read_results_json, summarise, write_results_json
 from sim_bridge.embedded.realism import RealismConfig
 
 

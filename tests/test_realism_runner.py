@@ -8,12 +8,12 @@ import math
 import pytest
 
 from goat_core.agent import AgentConfig
-from goat_core.bench.results import SubtaskRecord
 from goat_core.matching.embeddings import SentenceEmbedder
 from goat_core.matching.matcher import MatcherConfig
-from goat_nav.realism import PoseLog
-from goat_nav.runner import EpisodeRunner, RunConfig
-from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_dataset
+from goat_suites.common.realism import PoseLog
+from goat_suites.common.results import SubtaskRecord
+from goat_suites.common.runner import EpisodeRunner, RunConfig
+from goat_suites.goat.generator import EpisodeGenConfig, generate_dataset
 from sim_bridge.embedded.realism import RealismConfig, realism_profile
 from sim_bridge.embedded.sim import SimConfig
 

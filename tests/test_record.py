@@ -13,13 +13,14 @@ import pytest
 import yaml
 from rosbags.highlevel import AnyReader
 
-from goat_core.bench.episodes import GoatDataset, save_goat_dataset
-from goat_core.bench.results import SubtaskRecord, read_results_json
 from goat_core.types import CameraIntrinsics, DiscreteAction, Goal, GoalModality, Observation, Pose2D
 from goat_nav.cli import main
 from goat_ros import record
 from goat_ros.record import RecordedGoal, RecordError, RunRecorder
-from sim_bridge.embedded.episodes import generate_dataset
+from goat_suites.common.episode_files import save_goat_dataset
+from goat_suites.common.episodes import GoatDataset
+from goat_suites.common.results import SubtaskRecord, read_results_json
+from goat_suites.goat.generator import generate_dataset
 from sim_bridge.embedded.home import HomeConfig
 
 MAX_ACTIONS = 3
@@ -246,6 +247,7 @@ def test_rclpy_reads_the_messages_goat_ros_would_send(tmp_path: Path) -> None:
     """
     serialization = pytest.importorskip("rclpy.serialization", reason="rclpy is not installed")
     cv = pytest.importorskip("goat_ros.conversions", reason="goat_interfaces is not built (scripts/setup_ros.sh)")
+    result_msgs = pytest.importorskip("goat_suites.ros.result_msgs", reason="goat_interfaces is not built")
     tf2 = pytest.importorskip("tf2_msgs.msg", reason="tf2_msgs is not available (scripts/setup_ros.sh)")
     from geometry_msgs.msg import Quaternion
 
@@ -282,7 +284,7 @@ def test_rclpy_reads_the_messages_goat_ros_would_send(tmp_path: Path) -> None:
         record.ACTION_TOPIC: ExecuteAction.Goal(action=int(DiscreteAction.TURN_LEFT)),
     }
     result_hdr = cv.header(record.DEFAULT_STEP_PERIOD_NS, "map")  # after the one action
-    expected[record.RESULT_TOPIC] = cv.record_to_msg(rec, result_hdr)
+    expected[record.RESULT_TOPIC] = result_msgs.record_to_msg(rec, result_hdr)
     assert set(raw) == set(expected)
     for topic, msg in expected.items():
         assert serialization.deserialize_message(raw[topic], type(msg)) == msg, topic

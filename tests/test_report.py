@@ -15,25 +15,25 @@ import cv2
 import numpy as np
 import pytest
 
-from goat_core.bench.episodes import GoatDataset, save_goat_dataset
-from goat_core.bench.results import (
+from goat_nav.cli import main
+from goat_suites.common.episode_files import save_goat_dataset
+from goat_suites.common.episodes import GoatDataset
+from goat_suites.common.report import render_html_report, write_html_report
+from goat_suites.common.results import (
     InvalidResultError,
     SubtaskRecord,
     read_results_json,
     summarise,
     write_results_json,
 )
-from goat_nav.cli import main
-from goat_nav.report import (
+from goat_suites.common.runner import Trajectory
+from goat_suites.common.trajectories import (
     TRAJECTORIES_META_KEY,
     read_trajectories,
-    render_html_report,
     trajectories_path,
-    write_html_report,
     write_trajectories,
 )
-from goat_nav.runner import Trajectory
-from sim_bridge.embedded.episodes import generate_dataset
+from goat_suites.goat.generator import generate_dataset
 from sim_bridge.embedded.home import HomeConfig
 
 # ------------------------------------------------------------------------------------------- a tiny run

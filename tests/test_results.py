@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from goat_core.bench import results
-from goat_core.bench.results import (
+from goat_core.types import DiscreteAction, GoalModality
+from goat_suites.common import results
+from goat_suites.common.results import (
     InvalidResultError,
     SubtaskRecord,
     append_results_json,
@@ -17,7 +18,6 @@ from goat_core.bench.results import (
     summarise,
     write_results_json,
 )
-from goat_core.types import DiscreteAction, GoalModality
 
 
 def _record(**overrides: Any) -> SubtaskRecord:

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from goat_core.bench.findingdory_results import write_results
-from goat_core.bench.results import read_results_json
-from goat_core.bench.suite_metrics import FindingDoryRecord
 from goat_nav.cli import main
 from goat_nav.results_table import HEADER, row_of
 from goat_nav.results_table import main as table_main
+from goat_suites.common.results import read_results_json
+from goat_suites.common.suite_metrics import FindingDoryRecord
+from goat_suites.findingdory.results import write_results
 
 ROOT = Path(__file__).resolve().parents[1]
 

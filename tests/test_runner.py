@@ -11,8 +11,6 @@ import numpy as np
 import pytest
 
 from goat_core.agent import Agent, AgentConfig
-from goat_core.bench.episodes import GoatDataset, save_goat_dataset
-from goat_core.bench.results import read_results_json
 from goat_core.errors import ConfigError
 from goat_core.matching.base import NO_MATCH, MatchResult
 from goat_core.matching.embeddings import SentenceEmbedder
@@ -20,9 +18,12 @@ from goat_core.matching.matcher import MatcherConfig
 from goat_core.perception.gt import GroundTruthPerception
 from goat_core.types import DiscreteAction, GoalModality
 from goat_nav.cli import main
-from goat_nav.runner import EpisodeRunner, RunConfig
+from goat_suites.common.episode_files import save_goat_dataset
+from goat_suites.common.episodes import GoatDataset
+from goat_suites.common.results import read_results_json
+from goat_suites.common.runner import EpisodeRunner, RunConfig
+from goat_suites.goat.generator import generate_dataset
 from sim_bridge.embedded.catalogue import CATALOGUE
-from sim_bridge.embedded.episodes import generate_dataset
 
 BUDGET = 60  # actions per subtask: enough to show behaviour, small enough for CI
 

@@ -631,7 +631,7 @@ def test_instance_goal_pose_stands_off_the_footprint() -> None:
 
 def test_operator_record_scores_only_a_confirmed_stop() -> None:
     from goat_core.types import Pose2D
-    from goat_stretch.operator import operator_record, path_log_entry
+    from goat_suites.ros.operator import operator_record, path_log_entry
 
     poses = [Pose2D(0.0, 0.0, 0.0), Pose2D(0.25, 0.0, 0.0), Pose2D(0.25, 0.0, 0.5), Pose2D(0.45, 0.15, 0.5)]
     actions = [1, 2, 1, 0]
@@ -658,10 +658,10 @@ def test_operator_node_records_the_service_verdict(tmp_path: Path) -> None:
     from rclpy.executors import MultiThreadedExecutor
     from std_srvs.srv import SetBool
 
-    from goat_core.bench.results import read_results_json
     from goat_interfaces.msg import SubtaskOutcome, SubtaskResult
     from goat_ros import topics
-    from goat_stretch.operator_node import CONFIRM_SERVICE, RELIABLE, OperatorNode
+    from goat_suites.common.results import read_results_json
+    from goat_suites.ros.operator_node import CONFIRM_SERVICE, RELIABLE, OperatorNode
 
     rclpy.init(domain_id=random.SystemRandom().randint(1, 200))
     results, log = tmp_path / "real.json", tmp_path / "paths.jsonl"

@@ -11,16 +11,12 @@ from typing import Iterator, Optional
 import numpy as np
 import pytest
 
-from goat_core.bench.findingdory_selector import ExperienceSelector, Selection
-from goat_core.bench.findingdory_tasks import TASK_TYPES, FindingDoryTask, Subgoal, ordinal_index, room_of_target
-from goat_core.bench.metrics import spl
-from goat_core.bench.suite_metrics import FindingDoryRecord
-from goat_core.control.pose_nav import PoseGoalNavigator, PoseNavConfig
 from goat_core.errors import SceneGenerationError
 from goat_nav.cli import main
-from goat_nav.suites import findingdory as suite
-from sim_bridge.embedded.findingdory_experience import _free_spot
-from sim_bridge.embedded.findingdory_gen import (
+from goat_suites.common.metrics import spl
+from goat_suites.common.suite_metrics import FindingDoryRecord
+from goat_suites.findingdory import run as suite
+from goat_suites.findingdory.generator import (
     Experience,
     FindingDoryGenConfig,
     TaskJudge,
@@ -28,6 +24,10 @@ from sim_bridge.embedded.findingdory_gen import (
     findingdory_sim_config,
     generate_tasks,
 )
+from goat_suites.findingdory.oracle import _free_spot
+from goat_suites.findingdory.pose_nav import PoseGoalNavigator, PoseNavConfig
+from goat_suites.findingdory.selector import ExperienceSelector, Selection
+from goat_suites.findingdory.tasks import TASK_TYPES, FindingDoryTask, Subgoal, ordinal_index, room_of_target
 from sim_bridge.embedded.home import HomeConfig, ObjectSpec, generate_home
 from sim_bridge.embedded.navgrid import NavGrid
 from sim_bridge.embedded.sim import EmbeddedSim

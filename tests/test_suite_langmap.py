@@ -1,4 +1,4 @@
-"""Procedural LangMap sequences (sim_bridge.embedded.langmap_gen) and `goat-nav bench --suite langmap`."""
+"""Procedural LangMap sequences (goat_suites.langmap.generator) and `goat-nav bench --suite langmap`."""
 
 from __future__ import annotations
 
@@ -8,18 +8,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from goat_core.bench.episodes import GoatDataset, goals_for_task, load_goat_dataset, save_goat_dataset
-from goat_core.bench.langmap import EXTRA_LEVELS, EXTRA_TARGET_IDS, EXTRA_TEXTS
-from goat_core.bench.results import SubtaskRecord, read_results_json
-from goat_core.bench.suite_metrics import LANGMAP_LEVELS
 from goat_core.errors import EpisodeFormatError, SceneGenerationError
 from goat_core.matching.lexicon import lexicon_in_use
 from goat_core.types import GoalModality
 from goat_nav.cli import main
-from goat_nav.suites.langmap import langmap_tables, task_info
-from sim_bridge.embedded.episodes import parse_scene_id
-from sim_bridge.embedded.home import Home, HomeConfig, ObjectSpec, generate_home
-from sim_bridge.embedded.langmap_gen import (
+from goat_suites.common.episode_files import load_goat_dataset, save_goat_dataset
+from goat_suites.common.episodes import GoatDataset, goals_for_task
+from goat_suites.common.results import SubtaskRecord, read_results_json
+from goat_suites.common.suite_gen import placement
+from goat_suites.common.suite_metrics import LANGMAP_LEVELS
+from goat_suites.goat.generator import parse_scene_id
+from goat_suites.langmap.generator import (
     EXTRA_REGIONS,
     EXTRA_STYLE,
     LangMapGenConfig,
@@ -29,7 +28,9 @@ from sim_bridge.embedded.langmap_gen import (
     instance_description,
     sample_sequence,
 )
-from sim_bridge.embedded.suite_gen import placement
+from goat_suites.langmap.loader import EXTRA_LEVELS, EXTRA_TARGET_IDS, EXTRA_TEXTS
+from goat_suites.langmap.run import langmap_tables, task_info
+from sim_bridge.embedded.home import Home, HomeConfig, ObjectSpec, generate_home
 
 SEED = 3000
 SMALL = HomeConfig(num_rooms=3)
@@ -156,7 +157,7 @@ def test_saved_sequences_keep_their_langmap_fields(dataset: GoatDataset, tmp_pat
 
 
 def test_a_goat_episode_is_not_taken_for_a_langmap_one() -> None:
-    from sim_bridge.embedded.episodes import generate_dataset
+    from goat_suites.goat.generator import generate_dataset
 
     goat = generate_dataset(1, 3, SMALL).episodes[0]
     with pytest.raises(EpisodeFormatError, match="no LangMap level"):

@@ -5,9 +5,9 @@ from typing import Any, Optional
 import numpy as np
 import pytest
 
-from goat_core.bench.levels import parse_level
-from goat_core.bench.metrics import InvalidMetricInputError
-from goat_core.bench.suite_metrics import (
+from goat_suites.common.levels import parse_level
+from goat_suites.common.metrics import InvalidMetricInputError
+from goat_suites.common.suite_metrics import (
     NOISE_SIGMA_RANGE,
     FindingDoryRecord,
     LevelRecord,

@@ -1,4 +1,4 @@
-"""Procedural PASTURE episodes (sim_bridge.embedded.pasture_gen), the home additions behind them, and
+"""Procedural PASTURE episodes (goat_suites.pasture.generator), the home additions behind them, and
 `goat-nav bench --suite pasture`."""
 
 from __future__ import annotations
@@ -10,21 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from goat_core.bench.results import SubtaskRecord, read_results_json
-from goat_core.bench.suite_metrics import PASTURE_CATEGORIES
 from goat_core.errors import SceneGenerationError
 from goat_core.types import GoalModality
 from goat_nav.cli import main
-from goat_nav.suites.pasture import pasture_records, pasture_tables
-from sim_bridge.embedded.catalogue import (
-    CATEGORIES,
-    HIDING_PLACES,
-    UNCOMMON_CATEGORIES,
-    validate_pasture_catalogue,
-)
-from sim_bridge.embedded.episodes import scene_id_for
-from sim_bridge.embedded.home import Home, HomeConfig, ObjectSpec, generate_home
-from sim_bridge.embedded.pasture_gen import (
+from goat_suites.common.results import SubtaskRecord, read_results_json
+from goat_suites.common.suite_gen import home_seeds
+from goat_suites.common.suite_metrics import PASTURE_CATEGORIES
+from goat_suites.goat.generator import scene_id_for
+from goat_suites.pasture.generator import (
     EPISODE_STREAM,
     PastureGenConfig,
     PastureTarget,
@@ -33,8 +26,15 @@ from sim_bridge.embedded.pasture_gen import (
     pasture_scene_id,
     pasture_targets,
 )
+from goat_suites.pasture.run import pasture_records, pasture_tables
+from sim_bridge.embedded.catalogue import (
+    CATEGORIES,
+    HIDING_PLACES,
+    UNCOMMON_CATEGORIES,
+    validate_pasture_catalogue,
+)
+from sim_bridge.embedded.home import Home, HomeConfig, ObjectSpec, generate_home
 from sim_bridge.embedded.sim import EmbeddedSim
-from sim_bridge.embedded.suite_gen import home_seeds
 
 SEED = 7  # the first home of this dataset seed offers all seven splits with 3 rooms
 # Primitive homes: these tests check what one home of this seed offers (furnished: tests/test_furniture.py).

@@ -13,13 +13,13 @@ from typing import Any, Sequence
 import pytest
 from rosbags.highlevel import AnyReader
 
-from goat_core.bench.results import read_results_json
-from goat_core.bench.suite_metrics import LANGMAP_LEVELS, PASTURE_CATEGORIES
 from goat_core.types import DiscreteAction
 from goat_nav.cli import main
-from goat_nav.report import FINDINGDORY_COLUMNS
-from goat_nav.suites import findingdory as fd_suite
 from goat_ros import record
+from goat_suites.common.results import read_results_json
+from goat_suites.common.suite_metrics import LANGMAP_LEVELS, PASTURE_CATEGORIES
+from goat_suites.findingdory import run as fd_suite
+from goat_suites.findingdory.report import FINDINGDORY_COLUMNS
 
 FD_TASK_TYPES = ("interaction_order", "unordered_revisitation")
 FD_MAX_ACTIONS = 30  # the ordered task finishes within it; the three-goal revisit runs out of budget
@@ -194,7 +194,7 @@ def test_the_findingdory_report_has_its_metrics(findingdory_run: tuple[Path, Pat
 
 @pytest.mark.slow
 def test_the_findingdory_experience_is_a_bag_of_its_own(findingdory_run: tuple[Path, Path, Path]) -> None:
-    from goat_nav.experience_bag import read_experience_bag
+    from goat_suites.findingdory.experience_bag import read_experience_bag
 
     video = read_experience_bag(findingdory_run[0].parent / "experience" / "7-0")
     assert len(video) > 50 and video.has_segmentation and video.annotation

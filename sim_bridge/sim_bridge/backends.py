@@ -22,8 +22,8 @@ import numpy as np
 
 from goat_core.errors import ConfigError, GoatError
 from goat_core.types import DiscreteAction, Observation
-from sim_bridge.embedded.episodes import parse_scene_id
 from sim_bridge.embedded.home import generate_home
+from sim_bridge.embedded.scene_ids import parse_scene_id
 from sim_bridge.embedded.sim import EmbeddedSim, SimConfig
 from sim_bridge.habitat import config as habitat_config
 from sim_bridge.habitat.config import HabitatConfig

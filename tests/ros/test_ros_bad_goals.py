@@ -17,13 +17,14 @@ from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.node import Node  # noqa: E402
 from sensor_msgs.msg import Image  # noqa: E402
 
-from goat_core.bench.episodes import GoatDataset, save_goat_dataset  # noqa: E402
 from goat_core.frames import habitat_quaternion_to_yaw, habitat_to_ros_position  # noqa: E402
 from goat_interfaces.msg import Goal, SubtaskResult  # noqa: E402
 from goat_interfaces.srv import ResetEpisode  # noqa: E402
 from goat_ros import topics  # noqa: E402
 from goat_ros.graph import NODES, params_args, repo_config_dir  # noqa: E402
-from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_dataset, task_goal_text  # noqa: E402
+from goat_suites.common.episode_files import save_goat_dataset  # noqa: E402
+from goat_suites.common.episodes import GoatDataset  # noqa: E402
+from goat_suites.goat.generator import EpisodeGenConfig, generate_dataset, task_goal_text  # noqa: E402
 
 
 def _image(width: int, height: int, encoding: str, nbytes: int) -> Image:

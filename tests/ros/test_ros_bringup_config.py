@@ -83,6 +83,8 @@ def _console_scripts(package: str) -> dict[str, str]:
 def _module_file(module: str) -> Path:
     if module.startswith("sim_bridge"):
         return ROOT / "sim_bridge" / (module.replace(".", "/") + ".py")
+    if module.startswith("goat_suites"):  # the benchmark's nodes (episode player, evaluator, operator)
+        return ROOT / (module.replace(".", "/") + ".py")
     return ROOT / "ros_ws" / "src" / module.split(".")[0] / (module.replace(".", "/") + ".py")
 
 

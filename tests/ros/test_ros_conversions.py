@@ -14,13 +14,14 @@ require_ros()
 
 from sensor_msgs.msg import Image  # noqa: E402
 
-from goat_core.bench.results import SubtaskRecord  # noqa: E402
 from goat_core.errors import InvalidGoalError  # noqa: E402
 from goat_core.mapping.occupancy import OccupancyConfig, OccupancyGrid  # noqa: E402
 from goat_core.types import CameraIntrinsics, DiscreteAction, Goal, GoalModality, Pose2D, StopDecision  # noqa: E402
 from goat_interfaces.msg import Goal as GoalMsg  # noqa: E402
 from goat_interfaces.msg import SubtaskOutcome  # noqa: E402
 from goat_ros import conversions as cv  # noqa: E402
+from goat_suites.common.results import SubtaskRecord  # noqa: E402
+from goat_suites.ros import result_msgs  # noqa: E402
 
 HDR = cv.header(1_500_000_123, "camera_color_optical_frame")
 
@@ -123,14 +124,14 @@ def test_subtask_record_round_trip() -> None:
                            path_length_m=2.0, geodesic_m=1.0, num_actions=3, stop_reason="stop",
                            distance_to_goal_m=0.1, actions=(DiscreteAction.TURN_LEFT, DiscreteAction.MOVE_FORWARD,
                                                             DiscreteAction.STOP), scene_id="s")
-    assert cv.msg_to_record(cv.record_to_msg(record, HDR)) == record
+    assert result_msgs.msg_to_record(result_msgs.record_to_msg(record, HDR)) == record
     failed = SubtaskRecord(episode_id="e", index=2, modality=GoalModality.CATEGORY, success=False, spl=0.0,
                            path_length_m=2.0, geodesic_m=1.0, num_actions=1, stop_reason="stop",
                            distance_to_goal_m=3.0, actions=(DiscreteAction.STOP,), scene_id="s",
                            failure="wrong_instance", stop_detail="at chair #3 (confident match, score 0.64)")
-    msg = cv.record_to_msg(failed, HDR)
+    msg = result_msgs.record_to_msg(failed, HDR)
     assert msg.failure == "wrong_instance" and msg.stop_detail.startswith("at chair #3")
-    assert cv.msg_to_record(msg) == failed
+    assert result_msgs.msg_to_record(msg) == failed
 
 
 @pytest.mark.parametrize("decision", [

@@ -18,11 +18,12 @@ require_ros()
 import rclpy  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 
-from goat_core.bench.episodes import GoatDataset, save_goat_dataset  # noqa: E402
 from goat_interfaces.msg import SubtaskOutcome  # noqa: E402
 from goat_ros import topics  # noqa: E402
 from goat_ros.graph import NODES, params_args, repo_config_dir  # noqa: E402
-from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_dataset  # noqa: E402
+from goat_suites.common.episode_files import save_goat_dataset  # noqa: E402
+from goat_suites.common.episodes import GoatDataset  # noqa: E402
+from goat_suites.goat.generator import EpisodeGenConfig, generate_dataset  # noqa: E402
 
 
 @pytest.mark.slow

@@ -15,8 +15,9 @@ from ros_skip import require_ros  # noqa: E402
 
 require_ros()
 
-from goat_core.bench.episodes import GoatDataset, save_goat_dataset  # noqa: E402
-from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_dataset  # noqa: E402
+from goat_suites.common.episode_files import save_goat_dataset  # noqa: E402
+from goat_suites.common.episodes import GoatDataset  # noqa: E402
+from goat_suites.goat.generator import EpisodeGenConfig, generate_dataset  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

@@ -10,11 +10,11 @@ from ros_skip import require_ros  # noqa: E402
 require_ros()
 
 from goat_core.agent import AgentConfig  # noqa: E402
-from goat_core.bench.results import SubtaskRecord  # noqa: E402
 from goat_core.matching.matcher import MatcherConfig  # noqa: E402
 from goat_nav.ros_bench import run_graph  # noqa: E402
-from goat_nav.runner import EpisodeRunner, RunConfig  # noqa: E402
-from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_dataset  # noqa: E402
+from goat_suites.common.results import SubtaskRecord  # noqa: E402
+from goat_suites.common.runner import EpisodeRunner, RunConfig  # noqa: E402
+from goat_suites.goat.generator import EpisodeGenConfig, generate_dataset  # noqa: E402
 
 # Short episodes for CI: three homes, two or three subtasks each, a small action budget, goals near the start.
 GEN = EpisodeGenConfig(min_subtasks=2, max_subtasks=3, max_start_geodesic_m=5.0)

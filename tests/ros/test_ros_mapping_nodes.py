@@ -45,8 +45,8 @@ from goat_ros import conversions as cv  # noqa: E402
 from goat_ros import topics  # noqa: E402
 from goat_ros.graph import NODES, params_args, repo_config_dir  # noqa: E402
 from goat_ros.observation_sync import ObservationSync  # noqa: E402
+from goat_suites.goat.generator import generate_dataset  # noqa: E402
 from sim_bridge.embedded.catalogue import CATALOGUE  # noqa: E402
-from sim_bridge.embedded.episodes import generate_dataset  # noqa: E402
 
 LABELS = [spec.name for spec in CATALOGUE]
 RELIABLE = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)

@@ -34,7 +34,6 @@ from goat_core.matching.matcher import MatcherConfig  # noqa: E402
 from goat_core.types import DiscreteAction, Pose2D  # noqa: E402
 from goat_interfaces.msg import Goal, SubtaskOutcome  # noqa: E402
 from goat_interfaces.srv import ResetEpisode  # noqa: E402
-from goat_nav.runner import EpisodeRunner, RunConfig  # noqa: E402
 from goat_ros import topics  # noqa: E402
 from goat_ros.conversions import msg_to_pose2d, quaternion_to_yaw  # noqa: E402
 from goat_ros.graph import NODES, params_args, repo_config_dir  # noqa: E402
@@ -45,7 +44,8 @@ from goat_ros.nav2_mode import (  # noqa: E402
     occupancy_is_free,
     parse_initial_pose,
 )
-from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_dataset  # noqa: E402
+from goat_suites.common.runner import EpisodeRunner, RunConfig  # noqa: E402
+from goat_suites.goat.generator import EpisodeGenConfig, generate_dataset  # noqa: E402
 from sim_bridge.embedded.home import HomeConfig  # noqa: E402
 
 NAV2 = {"motion_mode": "nav2", "nav2_standoff_m": 0.5, "nav2_initial_pose": "0.0 0.0 0.0"}  # amcl (the default)

@@ -27,15 +27,15 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E
 from std_msgs.msg import String  # noqa: E402
 from std_srvs.srv import SetBool  # noqa: E402
 
-from goat_core.bench.episodes import save_goat_dataset  # noqa: E402
 from goat_core.errors import ConfigError  # noqa: E402
 from goat_interfaces.msg import Goal, SubtaskOutcome, SubtaskResult  # noqa: E402
 from goat_ros import conversions as cv  # noqa: E402
 from goat_ros import topics  # noqa: E402
 from goat_ros.graph import NODES, bringup_overrides, params_args, repo_config_dir  # noqa: E402
 from goat_ros.params import EpisodePlayerParams  # noqa: E402
-from goat_stretch.operator_node import CONFIRM_SERVICE, PLACED_SERVICE  # noqa: E402
-from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_dataset  # noqa: E402
+from goat_suites.common.episode_files import save_goat_dataset  # noqa: E402
+from goat_suites.goat.generator import EpisodeGenConfig, generate_dataset  # noqa: E402
+from goat_suites.ros.operator_node import CONFIRM_SERVICE, PLACED_SERVICE  # noqa: E402
 from sim_bridge.embedded.home import HomeConfig  # noqa: E402
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)

@@ -14,11 +14,12 @@ from ros_skip import require_ros  # noqa: E402
 
 require_ros()
 
-from goat_core.bench.episodes import GoatDataset, save_goat_dataset  # noqa: E402
-from goat_core.bench.outputs import partial_run_note  # noqa: E402
 from goat_interfaces.msg import SubtaskOutcome  # noqa: E402
 from goat_ros.graph import NODES, params_args, repo_config_dir  # noqa: E402
-from sim_bridge.embedded.episodes import EpisodeGenConfig, generate_dataset  # noqa: E402
+from goat_suites.common.episode_files import save_goat_dataset  # noqa: E402
+from goat_suites.common.episodes import GoatDataset  # noqa: E402
+from goat_suites.common.outputs import partial_run_note  # noqa: E402
+from goat_suites.goat.generator import EpisodeGenConfig, generate_dataset  # noqa: E402
 
 
 def test_the_evaluators_file_is_partial_until_every_planned_subtask_is_scored(ros: None, tmp_path: Path) -> None:

@@ -28,15 +28,16 @@ require_ros()
 
 from rosbags.highlevel import AnyReader  # noqa: E402
 
-from goat_core.bench.episodes import GoatDataset, GoatEpisode, save_goat_dataset  # noqa: E402
-from goat_core.bench.results import SubtaskRecord, read_results_json  # noqa: E402
 from goat_core.errors import GoatError  # noqa: E402
 from goat_core.types import DiscreteAction, GoalModality, Pose2D  # noqa: E402
 from goat_nav.cli import main  # noqa: E402
 from goat_ros import record, topics  # noqa: E402
 from goat_ros.params import DEFAULT_RECORDED_TOPICS  # noqa: E402
 from goat_ros.recorder_node import LATCHED_TOPICS, TOPIC_TYPES, parse_topics  # noqa: E402
-from sim_bridge.embedded.episodes import generate_dataset  # noqa: E402
+from goat_suites.common.episode_files import save_goat_dataset  # noqa: E402
+from goat_suites.common.episodes import GoatDataset, GoatEpisode  # noqa: E402
+from goat_suites.common.results import SubtaskRecord, read_results_json  # noqa: E402
+from goat_suites.goat.generator import generate_dataset  # noqa: E402
 from sim_bridge.embedded.home import HomeConfig  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -209,7 +210,7 @@ def test_a_bad_record_path_fails_before_the_graph_starts(tmp_path: Path, monkeyp
     import goat_nav.ros_bench
     import goat_ros.spin
     from goat_nav.ros_bench import run_graph
-    from goat_nav.runner import RunConfig
+    from goat_suites.common.runner import RunConfig
 
     def must_not_run(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the graph started despite a bad --record path")

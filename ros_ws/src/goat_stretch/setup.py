@@ -15,7 +15,7 @@ setup(
     entry_points={
         "console_scripts": [
             "stretch_driver = goat_stretch.driver_node:main",
-            "operator = goat_stretch.operator_node:main",
+            "operator = goat_suites.ros.operator_node:main",
             "head_camera = goat_stretch.camera_node:main",
         ],
     },

@@ -34,7 +34,7 @@ import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Collection, Mapping, Optional
+from typing import Any, Collection, Mapping, Optional, Protocol
 
 import numpy as np
 from rosbags.interfaces import (
@@ -51,7 +51,6 @@ from rosbags.rosbag2 import CompressionFormat, CompressionMode, StoragePlugin, W
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from rosbags.typesys.store import Typestore
 
-from goat_core.bench.results import SubtaskRecord
 from goat_core.errors import GoatError
 from goat_core.types import CameraIntrinsics, DiscreteAction, Goal, GoalModality, Observation, Pose2D
 
@@ -302,7 +301,7 @@ class CdrBagWriter:
 class MessageFactory:
     """ROS 2 messages of the simulator bridge's contract, as ``rosbags`` objects of one typestore.
 
-    Shared by the run recorder and the experience bag writer (goat_nav.experience_bag)."""
+    Shared by the run recorder and the experience bag writer (goat_suites.findingdory.experience_bag)."""
 
     def __init__(self, store: Typestore) -> None:
         self.store = store
@@ -400,6 +399,42 @@ class RecordedGoal:
                    target_id=goal.target_id or "", max_actions=max_actions)
 
 
+class ResultRecord(Protocol):
+    """What /goat/result carries of a scored subtask (goat_interfaces/SubtaskResult). The benchmark's record,
+    goat_suites.common.results.SubtaskRecord, is one; read-only fields, as on that frozen dataclass."""
+
+    @property
+    def episode_id(self) -> str: ...
+    @property
+    def scene_id(self) -> Optional[str]: ...
+    @property
+    def index(self) -> int: ...
+    @property
+    def modality(self) -> GoalModality: ...
+    @property
+    def success(self) -> bool: ...
+    @property
+    def spl(self) -> float: ...
+    @property
+    def path_length_m(self) -> float: ...
+    @property
+    def geodesic_m(self) -> Optional[float]: ...
+    @property
+    def distance_to_goal_m(self) -> Optional[float]: ...
+    @property
+    def num_actions(self) -> int: ...
+    @property
+    def stop_reason(self) -> str: ...
+    @property
+    def error(self) -> Optional[str]: ...
+    @property
+    def actions(self) -> Optional[tuple[DiscreteAction, ...]]: ...
+    @property
+    def failure(self) -> Optional[str]: ...
+    @property
+    def stop_detail(self) -> Optional[str]: ...
+
+
 class RunRecorder:
     """Writes one run into a new rosbag2 MCAP bag; use as a context manager (the bag is closed on any exit).
 
@@ -463,11 +498,12 @@ class RunRecorder:
         return self._store
 
     def append(self, topic: str, stamp_ns: int, msg: Any) -> None:
-        """Write a message built elsewhere (a worker's episode, goat_nav.bag_merge) with log time ``stamp_ns``."""
+        """Write a message built elsewhere (a worker's episode, goat_suites.common.bag_merge) with log time
+        ``stamp_ns``."""
         self._write(topic, stamp_ns, msg)
 
     def advance_clock(self, num_actions: int) -> None:
-        """Move the simulated clock on by ``num_actions`` actions recorded elsewhere (goat_nav.bag_merge)."""
+        """Move the simulated clock on by ``num_actions`` actions recorded elsewhere (goat_suites.common.bag_merge)."""
         self._num_actions += num_actions
 
     # ------------------------------------------------------------------------------------------ callbacks
@@ -483,7 +519,7 @@ class RunRecorder:
         self._write(ACTION_TOPIC, stamp_ns, self._msg(ACTION_TYPE, action=int(action)))
         self._num_actions += 1
 
-    def on_result(self, record: SubtaskRecord) -> None:
+    def on_result(self, record: ResultRecord) -> None:
         actions = np.array([int(a) for a in record.actions or ()], dtype=np.uint8)
 
         def unknown_is_nan(value: Optional[float]) -> float:

@@ -10,7 +10,7 @@ Furniture can also cut a room into several segments, and an unexplored doorway l
 until it is seen, so segments are evidence, not a floor plan: room votes (goat_core.matching.rooms) weigh
 instances of another segment down rather than dropping them.
 
-:mod:`goat_core.mapping.room_segments` cuts rooms too, for FindingDory's experience memory, but it is not this
+:mod:`goat_suites.findingdory.room_segments` cuts rooms too, for FindingDory's experience memory, but it is not this
 with other settings: it builds grids of its own from the depth frames (a wall band, so low furniture cannot split
 a room), labels every cell (a flood from the cores) and labels frames; this one reads the agent's obstacle map and
 leaves floor far from every segment unlabelled. Each was tuned on its own task (descriptions' rooms here, the

@@ -1,0 +1,361 @@
+"""What the workers of a run share, whatever runs them (this process, forked processes, Ray actors).
+
+A suite cuts its run into :class:`WorkUnit` s and gives a picklable factory of its :class:`EpisodeWorker`;
+:class:`UnitRunner` is the worker's side of one worker (it builds the suite's worker once and runs units with it,
+recording each into a bag fragment of its own when asked); :class:`Scheduler` is the driver's side of a pool of
+such workers: it hands out the units costliest first, keeps every worker busy, runs the unit of a worker that
+died once more on a fresh one, and says where the time went (:class:`RunStats`). Its two kinds of workers are
+forked processes of this machine (:mod:`goat_suites.common.process_pool`) and Ray actors
+(:mod:`goat_suites.common.ray_scheduler`).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import socket
+import sys
+import tempfile
+import time
+from abc import ABC, abstractmethod
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional, Protocol, Sequence, TypeVar
+
+from tqdm import tqdm
+
+from goat_core.errors import GoatError
+from goat_ros.record import RunRecorder
+from goat_suites.common.bag_merge import BagFragment, FragmentMerger, capture_fragment
+
+MAX_ATTEMPTS = 2  # an episode whose worker died is run once more on a fresh worker
+WORKER_LOST = "worker lost"  # start of the error of an episode whose worker died on every attempt
+
+
+@dataclass(frozen=True)
+class WorkUnit:
+    """One episode of a run's plan."""
+
+    index: int  # position in the plan: results are written in this order
+    key: str  # the episode's name in the results file (``--resume`` matches finished episodes by it)
+    payload: Any  # what the suite's worker needs to run it (a GoatEpisode, a FindingDory home seed); picklable
+    cost: float = 0.0  # expected work (GOAT: subtasks); workers get the costliest first, ties in plan order
+
+
+class EpisodeWorker(Protocol):
+    """Runs units one after another, reusing what it built (simulator, agent, models) across them."""
+
+    def run_unit(self, unit: WorkUnit, recorder: Optional[RunRecorder], emit: Callable[[str], None]) -> Any:
+        """Run one episode; ``recorder`` (if given) gets its goals, steps and results, ``emit`` its --verbose lines.
+        The return value goes to the suite's :class:`ResultSink` (it must pickle)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+WorkerFactory = Callable[[], EpisodeWorker]  # picklable (a frozen dataclass with __call__): built once per worker
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+
+
+@dataclass(frozen=True)
+class WorkerInfo:
+    """Where a unit ran, and the peak memory of that worker process so far."""
+
+    host: str
+    pid: int
+    peak_rss_mb: float
+    node: str = ""  # the Ray node id ("" outside Ray); several nodes may share a host
+    build_s: float = 0.0  # how long building its suite worker (simulator, agent, models) took
+    cpu_s: float = 0.0  # CPU time (user + system) of the worker process so far: what a loaded machine does not change
+
+    @property
+    def name(self) -> str:
+        return f"{self.host}:{self.pid}"
+
+
+def worker_info(node: str = "", build_s: float = 0.0) -> WorkerInfo:
+    """This process as a worker."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)  # ru_maxrss: kilobytes on Linux
+    return WorkerInfo(socket.gethostname(), os.getpid(), round(usage.ru_maxrss / 1024.0, 1), node, build_s,
+                      round(usage.ru_utime + usage.ru_stime, 2))
+
+
+@dataclass(frozen=True)
+class UnitResult:
+    """A finished unit: the worker's output, or (``error``) the reason it has none."""
+
+    unit: WorkUnit
+    payload: Any = None
+    error: Optional[str] = None  # set when the worker died on every attempt (starts with WORKER_LOST)
+    lines: tuple[str, ...] = ()  # --verbose lines (a serial run prints them as they come)
+    worker: Optional[WorkerInfo] = None
+    attempts: int = 1
+
+
+class ResultSink(Protocol):
+    """The driver side of a suite: keeps results in plan order and writes the files."""
+
+    def add(self, result: UnitResult) -> None:
+        """Store one finished unit (out of plan order with workers) and rewrite the results files."""
+        ...
+
+    def postfix(self) -> dict[str, str]:
+        """The numbers so far for the progress bar (SR, SPL ...)."""
+        ...
+
+
+@dataclass
+class RunStats:
+    """What the workers did: peak memory per worker process, deaths, retried and lost episodes."""
+
+    workers: dict[str, WorkerInfo] = field(default_factory=dict)  # by WorkerInfo.name, the latest report
+    worker_deaths: int = 0
+    retried: list[str] = field(default_factory=list)  # unit keys run a second time
+    lost: list[str] = field(default_factory=list)  # unit keys recorded with a WORKER_LOST error
+    finished: int = 0
+    elapsed_s: float = 0.0
+    # Where the time of a run with workers outside this process goes (0 in this process):
+    startup_s: float = 0.0  # starting (or reaching) the workers (and the Ray runtime), until they were asked to build
+    idle_at_end_s: float = 0.0  # worker-seconds spent waiting for the last episodes of other workers
+    units_per_worker: dict[str, int] = field(default_factory=dict)
+
+
+class Progress:
+    """One bar over every worker: episodes of the plan, the sink's numbers and episodes per minute."""
+
+    def __init__(self, total: int, done: int, quiet: bool, sink: ResultSink) -> None:
+        self.bar = tqdm(total=total, initial=done, desc="episodes", unit="ep", disable=quiet, file=sys.stderr,
+                        dynamic_ncols=True)
+        self.sink = sink
+        self.started = time.monotonic()
+        self.finished = 0
+
+    def update(self) -> None:
+        self.finished += 1
+        minutes = max(time.monotonic() - self.started, 1e-6) / 60.0
+        self.bar.set_postfix({**self.sink.postfix(), "ep/min": f"{self.finished / minutes:.1f}"}, refresh=False)
+        self.bar.update(1)
+
+    def write(self, line: str) -> None:
+        tqdm.write(line, file=sys.stderr)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+# ------------------------------------------------------------------------------------------ the worker's side
+
+
+@dataclass(frozen=True)
+class UnitDone:
+    """What a worker sends back for one unit."""
+
+    payload: Any
+    lines: tuple[str, ...]
+    fragment: Optional[BagFragment]
+    worker: WorkerInfo
+
+
+class UnitRunner:
+    """One worker outside the driver: a forked process's object, or (wrapped with ``ray.remote``) a Ray actor.
+
+    :meth:`warm_up` builds the suite's worker (a failing build is an error of that call, and of the next
+    :meth:`run`, which builds again, not a worker death); :meth:`run` runs one unit with it, and with ``record``
+    records the unit into a bag fragment of its own."""
+
+    def __init__(self, factory: WorkerFactory) -> None:
+        self._factory = factory
+        self._worker: Optional[EpisodeWorker] = None
+        self._build_s = 0.0
+
+    def node(self) -> str:
+        """The node this worker runs on ("" outside Ray)."""
+        return ""
+
+    def warm_up(self) -> WorkerInfo:
+        if self._worker is None:
+            started = time.monotonic()
+            self._worker = self._factory()
+            self._build_s = time.monotonic() - started
+        return worker_info(self.node(), self._build_s)
+
+    def run(self, unit: WorkUnit, record: bool, step_period_ns: int) -> UnitDone:
+        self.warm_up()
+        assert self._worker is not None
+        lines: list[str] = []
+        fragment = None
+        if record:
+            with tempfile.TemporaryDirectory(prefix="goat-fragment-") as tmp:
+                recorder = RunRecorder(Path(tmp) / "episode", step_period_ns=step_period_ns)
+                with recorder:
+                    payload = self._worker.run_unit(unit, recorder, lines.append)
+                fragment = capture_fragment(recorder)
+        else:
+            payload = self._worker.run_unit(unit, None, lines.append)
+        return UnitDone(payload, tuple(lines), fragment, worker_info(self.node(), self._build_s))
+
+    def call(self, fn: Callable[[Any], Any], item: Any) -> Any:
+        """``fn(item)`` in this worker's process (``WorkerPool.map``)."""
+        return fn(item)
+
+    def close(self) -> None:
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
+
+
+# ------------------------------------------------------------------------------------------ the driver's side
+
+
+class WorkerDied(Exception):
+    """The process of a worker ended while it had a call (killed, out of memory, its node lost)."""
+
+
+@dataclass
+class _Batch:
+    """What one :meth:`Scheduler.run` hands out and collects."""
+
+    sink: ResultSink
+    progress: Progress
+    stats: RunStats
+    merger: FragmentMerger
+    queue: deque[tuple[WorkUnit, int]]  # (unit, attempt) still to hand out
+
+
+class Scheduler(ABC):
+    """The driver's side of a pool of :class:`UnitRunner` workers, one call at a time on each.
+
+    Started (and warming up) at once; keeps every worker busy, and runs the call of a worker that died once more
+    on a fresh one. Subclasses say how a worker starts, takes a call and answers."""
+
+    def __init__(self, workers: int) -> None:
+        self.idle: list[Any] = [self._new_worker() for _ in range(workers)]
+
+    @abstractmethod
+    def _new_worker(self) -> Any:
+        """A started worker, already building its suite worker."""
+
+    @abstractmethod
+    def _submit(self, worker: Any, method: str, *args: Any) -> Any:
+        """Start ``UnitRunner.<method>(*args)`` on ``worker``; the handle of the call."""
+
+    @abstractmethod
+    def _wait(self, calls: list[Any]) -> Any:
+        """One of ``calls`` that has finished (blocks until one has)."""
+
+    @abstractmethod
+    def _result(self, call: Any) -> Any:
+        """The value of a finished call; WorkerDied if its worker died; what the worker's code raised."""
+
+    @abstractmethod
+    def _discard(self, worker: Any) -> None:
+        """End a worker (dead, or with a call abandoned)."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """End every worker (each closes its suite worker first)."""
+
+    def _share(self, value: Any) -> Any:
+        """``value`` as the calls of every worker take it (Ray: an object reference, shipped once)."""
+        return value
+
+    def _finish(self, call: Any, worker: Any) -> tuple[Any, Optional[WorkerDied]]:
+        """(value, None), or (None, the death) with a fresh worker in its place; the worker's errors raise."""
+        try:
+            value = self._result(call)
+        except WorkerDied as died:
+            self._discard(worker)
+            self.idle.append(self._new_worker())
+            return None, died
+        except BaseException:
+            self.idle.append(worker)
+            raise
+        self.idle.append(worker)
+        return value, None
+
+    def map(self, fn: Callable[[Item], Result], items: Sequence[Item],
+            on_done: Optional[Callable[[Result], None]]) -> list[Result]:
+        shared = self._share(fn)
+        queue: deque[tuple[int, int]] = deque((i, 1) for i in range(len(items)))  # (item index, attempt)
+        results: dict[int, Result] = {}
+        running: dict[Any, tuple[Any, int, int]] = {}
+        try:
+            while queue or running:
+                while queue and self.idle:
+                    worker, (i, attempt) = self.idle.pop(), queue.popleft()
+                    running[self._submit(worker, "call", shared, items[i])] = (worker, i, attempt)
+                call = self._wait(list(running))
+                worker, i, attempt = running.pop(call)
+                value, died = self._finish(call, worker)
+                if died is not None:
+                    if attempt >= MAX_ATTEMPTS:
+                        raise GoatError(f"item {i} of a distributed step ({getattr(fn, '__name__', fn)!r}): its worker "
+                                        f"died on all {attempt} attempts; last: {died}") from None
+                    queue.appendleft((i, attempt + 1))
+                    continue
+                results[i] = value
+                if on_done is not None:
+                    on_done(value)
+        finally:
+            for worker, _, _ in running.values():
+                self._discard(worker)
+        return [results[i] for i in range(len(items))]
+
+    def run(self, units: Sequence[WorkUnit], sink: ResultSink, recorder: Optional[RunRecorder], progress: Progress,
+            stats: RunStats) -> None:
+        # Costliest first (ties in plan order): a long episode started last would leave the other workers idle
+        # at the end. The results and the bag are written in plan order whatever order the units finish in.
+        order = sorted(units, key=lambda u: -u.cost)
+        batch = _Batch(sink, progress, stats, FragmentMerger(recorder, [u.index for u in units]),
+                       deque((u, 1) for u in order))
+        last_done: dict[str, float] = {}
+        step_period_ns = recorder.step_period_ns if recorder is not None else 1
+        running: dict[Any, tuple[Any, WorkUnit, int]] = {}
+        try:
+            while batch.queue or running:
+                while batch.queue and self.idle:
+                    worker, (unit, attempt) = self.idle.pop(), batch.queue.popleft()
+                    call = self._submit(worker, "run", unit, recorder is not None, step_period_ns)
+                    running[call] = (worker, unit, attempt)
+                call = self._wait(list(running))
+                worker, unit, attempt = running.pop(call)
+                result = self._collect(call, worker, unit, attempt, batch)
+                if result is None:
+                    continue  # queued again on a fresh worker
+                for line in result.lines:
+                    progress.write(line)
+                sink.add(result)
+                stats.finished += 1
+                progress.update()
+                if result.worker is not None:
+                    last_done[result.worker.name] = time.monotonic()
+                    stats.units_per_worker[result.worker.name] = stats.units_per_worker.get(result.worker.name, 0) + 1
+        finally:
+            for worker, _, _ in running.values():  # an error stops the run: units under way are abandoned
+                self._discard(worker)
+        end = time.monotonic()
+        stats.idle_at_end_s = sum(end - t for t in last_done.values())
+
+    def _collect(self, call: Any, worker: Any, unit: WorkUnit, attempt: int, batch: _Batch) -> Optional[UnitResult]:
+        """The unit's result; None when it was queued again; raises what the suite's code raised."""
+        done, died = self._finish(call, worker)
+        if died is not None:
+            return self._worker_died(died, unit, attempt, batch)
+        batch.stats.workers[done.worker.name] = done.worker
+        batch.merger.add(unit.index, done.fragment)
+        return UnitResult(unit, payload=done.payload, lines=done.lines, worker=done.worker, attempts=attempt)
+
+    def _worker_died(self, died: WorkerDied, unit: WorkUnit, attempt: int, batch: _Batch) -> Optional[UnitResult]:
+        batch.stats.worker_deaths += 1
+        if attempt < MAX_ATTEMPTS:
+            batch.stats.retried.append(unit.key)
+            batch.progress.write(f"episode {unit.key}: its worker died ({died}); running it again")
+            batch.queue.appendleft((unit, attempt + 1))
+            return None
+        batch.stats.lost.append(unit.key)
+        batch.merger.skip(unit.index)
+        message = f"{WORKER_LOST}: the worker died on all {attempt} attempts; last: {died}"
+        batch.progress.write(f"episode {unit.key}: {message}")
+        return UnitResult(unit, error=message, attempts=attempt)

@@ -1,0 +1,1 @@
+"""LangMap (HieraNav): the annotation file loader, the procedural generator and the suite run."""
