@@ -23,8 +23,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from goat_core.errors import ConfigError
 from goat_core.geometry import episode_to_pixels
 from goat_core.types import Instance, Observation
+
+EVIDENCE_MODES = ("auto", "on", "off")
+
+
+def evidence_wanted(mode: str, perception_errors: str) -> bool:
+    """Whether evidence over views is on for ``mode`` (auto: exactly when ``perception_errors`` is not "off");
+    ConfigError naming a mode that is not one of EVIDENCE_MODES."""
+    if mode not in EVIDENCE_MODES:
+        raise ConfigError(f"evidence must be one of {EVIDENCE_MODES}, got {mode!r}")
+    return mode == "on" or (mode == "auto" and perception_errors != "off")
 
 
 @dataclass(frozen=True)
