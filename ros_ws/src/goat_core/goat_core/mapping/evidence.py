@@ -56,16 +56,29 @@ class EvidenceConfig:
     # Mask pixels farther than this from the mask's median depth are not placed in the map (a mask that bleeds
     # onto the wall behind would smear the object there); 0 keeps every pixel.
     mask_depth_band_m: float = 0.6
+    # Trackers merge and split ids (goat_core.perception.detector_errors): with persistent keys, a detection is
+    # taken for the instance its key names only where it touches that instance (its points come within this of
+    # the instance's); elsewhere it goes to a same-named instance it overlaps, or starts a new one. 0: trust keys.
+    tracker_gap_m: float = 0.25
+    # Goal verification at arrival (goat_core.agent.verification): before STOP, this many looks at the target from
+    # where the robot stands must name the category it was chosen as, and more of them than name another; after
+    # verify_max_looks looks that do not, it is "not here" and set aside for the subtask.
+    verify_looks: int = 2
+    verify_max_looks: int = 5
 
     def __post_init__(self) -> None:
-        for name in ("min_detections", "forget_after_unseen"):
+        for name in ("min_detections", "forget_after_unseen", "verify_looks"):
             if getattr(self, name) < 1:
                 raise ValueError(f"EvidenceConfig.{name} must be >= 1, got {getattr(self, name)!r}")
         for name in ("min_confidence", "visible_fraction", "other_name_overlap_ratio"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"EvidenceConfig.{name} must be in [0, 1], got {getattr(self, name)!r}")
-        if self.mask_depth_band_m < 0.0:
-            raise ValueError(f"EvidenceConfig.mask_depth_band_m must be >= 0, got {self.mask_depth_band_m!r}")
+        if self.verify_max_looks < self.verify_looks:
+            raise ValueError(f"EvidenceConfig.verify_max_looks must be >= verify_looks ({self.verify_looks}), got "
+                             f"{self.verify_max_looks!r}")
+        for name in ("mask_depth_band_m", "tracker_gap_m"):
+            if getattr(self, name) < 0.0:
+                raise ValueError(f"EvidenceConfig.{name} must be >= 0, got {getattr(self, name)!r}")
         for name in ("min_expected_pixels", "surface_tolerance_m", "max_depth_m"):
             if not getattr(self, name) > 0.0:
                 raise ValueError(f"EvidenceConfig.{name} must be positive, got {getattr(self, name)!r}")

@@ -1,0 +1,82 @@
+"""Goal verification at arrival (goat_core.agent.verification): looks that confirm the target before STOP, and
+looks that say "not here" and set it aside; off with evidence off (ground truth keeps its STOP at first sight)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from test_agent import CategoryMatcher
+from test_evidence import _det, _obs
+
+from goat_core.agent import AgentConfig
+from goat_core.agent.context import AgentContext
+from goat_core.agent.verification import ArrivalCheck
+from goat_core.mapping.evidence import EvidenceConfig
+from goat_core.perception.gt import GroundTruthPerception
+from goat_core.types import DiscreteAction
+
+
+def _context(enabled: bool = True, **evidence: object) -> AgentContext:
+    config = AgentConfig()
+    ev = EvidenceConfig(enabled=enabled, **evidence)  # type: ignore[arg-type]
+    config = dataclasses.replace(config, memory=dataclasses.replace(config.memory, evidence=ev))
+    return AgentContext(config, GroundTruthPerception(["chair", "armchair"], min_pixels=5), CategoryMatcher())
+
+
+def _look(ctx: AgentContext, step: int, category: str, score: float = 0.9) -> None:
+    ctx.memory.update([_det(category, score)], _obs(step), True)
+
+
+def test_a_target_is_stopped_at_after_two_agreeing_looks() -> None:
+    ctx = _context()
+    check = ArrivalCheck(ctx)
+    for step in range(3):  # seen on the way: trusted as a chair
+        _look(ctx, step, "chair")
+    inst = next(iter(ctx.memory.instances.values()))
+    _look(ctx, 3, "chair")
+    assert check.step(inst) in (DiscreteAction.TURN_LEFT, DiscreteAction.TURN_RIGHT)  # one look: another
+    _look(ctx, 4, "chair")
+    assert check.step(inst) is DiscreteAction.STOP
+    assert check.looks(inst.instance_id) == [True, True] and not ctx.set_aside
+
+
+def test_a_sticky_confusion_is_found_out_at_arrival_and_set_aside() -> None:
+    """An armchair the detector called a chair on the way (votes say chair); close looks say armchair."""
+    ctx = _context()
+    check = ArrivalCheck(ctx)
+    for step in range(3):
+        _look(ctx, step, "chair")
+    inst = next(iter(ctx.memory.instances.values()))
+    assert inst.category == "chair"
+    _look(ctx, 3, "armchair")
+    assert check.step(inst) in (DiscreteAction.TURN_LEFT, DiscreteAction.TURN_RIGHT)
+    _look(ctx, 4, "armchair")
+    assert check.step(inst) is None  # "not here"
+    assert inst.instance_id in ctx.set_aside
+
+
+def test_looks_that_never_settle_end_in_not_here() -> None:
+    ctx = _context(verify_looks=3, verify_max_looks=4)
+    check = ArrivalCheck(ctx)
+    for step in range(3):
+        _look(ctx, step, "chair")
+    inst = next(iter(ctx.memory.instances.values()))
+    verdicts = []
+    for step, name in zip(range(3, 7), ["chair", "armchair", "chair", "armchair"], strict=True):
+        _look(ctx, step, name)
+        verdicts.append(check.step(inst))
+    assert verdicts[:3] == [DiscreteAction.TURN_LEFT, DiscreteAction.TURN_RIGHT, DiscreteAction.TURN_LEFT]
+    assert verdicts[3] is None and inst.instance_id in ctx.set_aside
+
+
+def test_the_check_is_off_without_evidence() -> None:
+    assert not ArrivalCheck(_context(enabled=False)).active
+    assert ArrivalCheck(_context()).active
+
+
+def test_bad_look_counts_name_the_value() -> None:
+    with pytest.raises(ValueError, match="verify_max_looks"):
+        EvidenceConfig(verify_looks=3, verify_max_looks=2)
+    with pytest.raises(ValueError, match="verify_looks"):
+        EvidenceConfig(verify_looks=0)
