@@ -80,3 +80,15 @@ def test_bad_look_counts_name_the_value() -> None:
         EvidenceConfig(verify_looks=3, verify_max_looks=2)
     with pytest.raises(ValueError, match="verify_looks"):
         EvidenceConfig(verify_looks=0)
+
+
+def test_a_miss_at_the_goal_spot_is_looked_past_before_the_spot_is_given_up() -> None:
+    ctx = _context(verify_looks=2)
+    check = ArrivalCheck(ctx)
+    for step in range(3):
+        _look(ctx, step, "chair")
+    inst = next(iter(ctx.memory.instances.values()))
+    assert check.missed(inst) in (DiscreteAction.TURN_LEFT, DiscreteAction.TURN_RIGHT)
+    assert check.missed(inst) in (DiscreteAction.TURN_LEFT, DiscreteAction.TURN_RIGHT)
+    assert check.missed(inst) is None  # a third miss: something hides it from here
+    assert not ctx.set_aside

@@ -126,6 +126,10 @@ class Approach:
         inside = (depth > 0) & (uv[:, 0] >= 0) & (uv[:, 0] < k.width) & (uv[:, 1] >= 0) & (uv[:, 1] < k.height)
         if float(inside.mean()) < cfg.expected_view_fraction:
             return DiscreteAction.STOP  # out of the camera's vertical field here: distance has to do
+        if self.check.active:
+            look = self.check.missed(inst)  # a detector's miss, perhaps: look again before leaving the spot
+            if look is not None:
+                return look
         blocked.append(pose.xy())
         return None
 

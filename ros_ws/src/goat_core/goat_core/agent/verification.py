@@ -12,7 +12,10 @@ instance memory's votes can then name an object as the goal that is not. With ev
   The instance is set aside for the subtask and the agent moves on to the next candidate or explores; its
   votes keep every look, so memory names it by what the looks said;
 * between looks the robot turns in place (away and back: the next frame is a fresh look), which costs actions
-  but no path, so SPL does not pay for it.
+  but no path, so SPL does not pay for it;
+* a frame in which the target should be in view and is not detected is a missed look: a detector misses what
+  it found a step before, so up to ``verify_looks`` of them are looked past (a turn away and back) before the
+  spot counts as one where something hides the target and another goal spot is tried (the walk costs path).
 
 Off with evidence off: ground-truth runs take the same actions as before.
 """
@@ -31,10 +34,12 @@ class ArrivalCheck:
     def __init__(self, ctx: AgentContext) -> None:
         self.ctx = ctx
         self._looks: dict[int, list[bool]] = {}  # per instance: agreeing (True) or disagreeing looks
+        self._missed: dict[int, int] = {}  # per instance: looks that should have shown it and did not
         self._turns = 0  # look turns made this subtask (their direction alternates)
 
     def reset(self) -> None:
         self._looks.clear()
+        self._missed.clear()
         self._turns = 0
 
     @property
@@ -60,5 +65,17 @@ class ArrivalCheck:
         if (disagree >= cfg.verify_looks and disagree > agree) or len(looks) >= cfg.verify_max_looks:
             self.ctx.set_aside.add(inst.instance_id)
             return None
+        return self._look_again()
+
+    def missed(self, inst: Instance) -> Optional[DiscreteAction]:
+        """The target should be in view at its goal spot and is not detected: a turn for another look while
+        fewer than ``verify_looks`` looks have missed it, else None (the caller tries another goal spot)."""
+        missed = self._missed.get(inst.instance_id, 0) + 1
+        self._missed[inst.instance_id] = missed
+        if missed > self.ctx.config.memory.evidence.verify_looks:
+            return None
+        return self._look_again()
+
+    def _look_again(self) -> DiscreteAction:
         self._turns += 1
         return DiscreteAction.TURN_LEFT if self._turns % 2 else DiscreteAction.TURN_RIGHT
