@@ -5,12 +5,14 @@ look-alikes, sometimes persistently for one object, and its tracker may hand one
 instance memory's votes can then name an object as the goal that is not. With evidence over views on
 (``EvidenceConfig.enabled``), the agent, once at the goal spot with the target in view, looks again before STOP:
 
-* each look is one frame in which the target is detected; it agrees when the detection names the category the
-  instance is remembered as (the one it was chosen for), disagrees otherwise;
-* ``verify_looks`` agreeing looks, more than disagreeing ones: STOP;
-* as many disagreeing looks, more than agreeing ones, or ``verify_max_looks`` looks without a verdict: "not here".
-  The instance is set aside for the subtask and the agent moves on to the next candidate or explores; its
-  votes keep every look, so memory names it by what the looks said;
+* each look is one frame in which the target is detected; its detection is one more vote in the instance's
+  category votes (goat_core.mapping.evidence), and it agrees when it names the category the instance was
+  remembered as at the first look;
+* once the votes no longer name that category, it is "not here": the instance is set aside for the subtask and
+  the agent moves on to the next candidate or explores (memory names it by its votes from then on). The verdict
+  weighs every view, not the few looks at arrival alone: a detector that calls this chair an armchair in two
+  frames out of five would otherwise send the robot away from a real chair one time in five;
+* ``verify_looks`` agreeing looks with the votes still naming it, or ``verify_max_looks`` looks: STOP;
 * between looks the robot turns in place (away and back: the next frame is a fresh look), which costs actions
   but no path, so SPL does not pay for it;
 * a frame in which the target should be in view and is not detected is a missed look: a detector misses what
@@ -34,11 +36,13 @@ class ArrivalCheck:
     def __init__(self, ctx: AgentContext) -> None:
         self.ctx = ctx
         self._looks: dict[int, list[bool]] = {}  # per instance: agreeing (True) or disagreeing looks
+        self._named: dict[int, str] = {}  # per instance: its category at the first look
         self._missed: dict[int, int] = {}  # per instance: looks that should have shown it and did not
         self._turns = 0  # look turns made this subtask (their direction alternates)
 
     def reset(self) -> None:
         self._looks.clear()
+        self._named.clear()
         self._missed.clear()
         self._turns = 0
 
@@ -52,19 +56,19 @@ class ArrivalCheck:
 
     def step(self, inst: Instance) -> Optional[DiscreteAction]:
         """The target is detected in this frame at its goal spot: STOP once the looks confirm it, a turn for
-        another look while they do not yet, None when they say "not here" (the instance is then set aside)."""
+        another look while they do not yet, None when the votes say "not here" (the instance is then set aside).
+        """
         cfg = self.ctx.config.memory.evidence
+        named = self._named.setdefault(inst.instance_id, inst.category)
         looks = self._looks.setdefault(inst.instance_id, [])
-        named = self.ctx.memory.last_categories.get(inst.instance_id)
-        if named is not None:
-            looks.append(named == inst.category)
-        agree = sum(looks)
-        disagree = len(looks) - agree
-        if agree >= cfg.verify_looks and agree > disagree:
-            return DiscreteAction.STOP
-        if (disagree >= cfg.verify_looks and disagree > agree) or len(looks) >= cfg.verify_max_looks:
+        seen_as = self.ctx.memory.last_categories.get(inst.instance_id)
+        if seen_as is not None:
+            looks.append(seen_as == named)
+        if inst.category != named:  # this frame's vote (inst.category is the votes' winner) turned it
             self.ctx.set_aside.add(inst.instance_id)
             return None
+        if sum(looks) >= cfg.verify_looks or len(looks) >= cfg.verify_max_looks:
+            return DiscreteAction.STOP
         return self._look_again()
 
     def missed(self, inst: Instance) -> Optional[DiscreteAction]:
