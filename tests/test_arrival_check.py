@@ -83,7 +83,17 @@ def test_bad_look_counts_name_the_value() -> None:
     with pytest.raises(ValueError, match="verify_max_looks"):
         EvidenceConfig(verify_looks=3, verify_max_looks=2)
     with pytest.raises(ValueError, match="verify_looks"):
-        EvidenceConfig(verify_looks=0)
+        EvidenceConfig(verify_looks=-1)
+
+
+def test_no_looks_means_stop_at_first_sight_as_before() -> None:
+    ctx = _context(verify_looks=0, verify_max_looks=0)
+    check = ArrivalCheck(ctx)
+    for step in range(2):
+        _look(ctx, step, "chair")
+    inst = next(iter(ctx.memory.instances.values()))
+    assert check.step(inst) is DiscreteAction.STOP
+    assert check.missed(inst) is None  # a miss: another goal spot at once
 
 
 def test_a_miss_at_the_goal_spot_is_looked_past_before_the_spot_is_given_up() -> None:

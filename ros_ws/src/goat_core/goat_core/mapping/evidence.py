@@ -61,13 +61,15 @@ class EvidenceConfig:
     # the instance's); elsewhere it goes to a same-named instance it overlaps, or starts a new one. 0: trust keys.
     tracker_gap_m: float = 0.25
     # Goal verification at arrival (goat_core.agent.verification): before STOP, this many looks at the target from
-    # where the robot stands must name the category it was chosen as, and more of them than name another; after
-    # verify_max_looks looks that do not, it is "not here" and set aside for the subtask.
+    # its goal spot must name the category it had at the first look (or verify_max_looks looks be taken); once
+    # its votes name another, it is "not here" and set aside for the subtask. 0: STOP at first sight.
     verify_looks: int = 2
     verify_max_looks: int = 5
 
     def __post_init__(self) -> None:
-        for name in ("min_detections", "forget_after_unseen", "verify_looks"):
+        if self.verify_looks < 0:
+            raise ValueError(f"EvidenceConfig.verify_looks must be >= 0, got {self.verify_looks!r}")
+        for name in ("min_detections", "forget_after_unseen"):
             if getattr(self, name) < 1:
                 raise ValueError(f"EvidenceConfig.{name} must be >= 1, got {getattr(self, name)!r}")
         for name in ("min_confidence", "visible_fraction", "other_name_overlap_ratio"):
