@@ -204,12 +204,11 @@ def _check_bench_args(args: argparse.Namespace) -> None:
     if args.agent_config is not None and args.suite == "findingdory":
         raise GoatError("--agent-config sets the GOAT agent, which --suite findingdory does not run (its navigator "
                         "has settings of its own)")
-    if args.perception_errors != "off" and (args.suite != "goat" or args.ros or args.perception != "ground_truth"):
-        raise GoatError("--perception-errors models a detector over ground truth in the in-process GOAT suite "
-                        "(goat-nav bench without --ros, --suite or --perception)")
-    if args.evidence == "on" and (args.suite != "goat" or args.ros):
-        raise GoatError("--evidence on configures the in-process GOAT agent (goat-nav bench without --ros or "
-                        "--suite)")
+    if args.perception_errors != "off" and (args.suite != "goat" or args.perception != "ground_truth"):
+        raise GoatError("--perception-errors models a detector over ground truth in the GOAT suite (goat-nav bench "
+                        "without --suite or --perception; in process or --ros)")
+    if args.evidence == "on" and args.suite != "goat":
+        raise GoatError("--evidence on configures the GOAT agent (goat-nav bench without --suite)")
     if args.live is not None and (args.suite != "goat" or args.ros):
         raise GoatError("--live serves the in-process GOAT suite (goat-nav bench without --ros or --suite); "
                         "for a ROS graph run 'goat-nav view' next to it")

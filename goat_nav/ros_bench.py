@@ -35,16 +35,19 @@ if TYPE_CHECKING:
 
 
 def graph_overrides(episodes_file: Path, run_config: RunConfig, agent_config_file: Path,
-                    recorder: Optional[Mapping[str, Any]] = None) -> dict[str, dict[str, Any]]:
+                    recorder: Optional[Mapping[str, Any]] = None, perception_errors: str = "off",
+                    perception_errors_seed: int = 0, evidence: bool = False) -> dict[str, dict[str, Any]]:
     """The parameter overrides that make the bench bringup run ``run_config`` with the agent settings file
-    ``agent_config_file`` (and record, given ``recorder``)."""
+    ``agent_config_file`` (and record, given ``recorder``); the controller's perception goes through the
+    detector error model ``perception_errors`` (seeded) with evidence over views on or off, as in process."""
     overrides: dict[str, dict[str, Any]] = {
         "episode_player": {"episodes_file": str(episodes_file),
                            "max_actions_per_subtask": run_config.subtask_cap(), "start_delay_s": 0.2,
                            "image_goal_category": run_config.image_goal_category},
         "evaluator": {"episodes_file": str(episodes_file), "success_metric": run_config.success_metric,
                       "success_distance_m": run_config.success_distance_m},
-        "controller": {"agent_config": str(agent_config_file)},
+        "controller": {"agent_config": str(agent_config_file), "perception_errors": perception_errors,
+                       "perception_errors_seed": int(perception_errors_seed), "evidence": "on" if evidence else "off"},
     }
     if recorder is not None:
         overrides["recorder"] = dict(recorder)
@@ -80,9 +83,12 @@ def run_graph(episodes: Sequence[GoatEpisode], run_config: RunConfig, timeout_s:
               on_record: Optional[Callable[[list[SubtaskRecord]], None]] = None,
               on_start: Optional[Callable[[list[Any]], None]] = None, record: Optional[Path] = None,
               run_info: Optional[Mapping[str, Any]] = None,
-              agent_config: Optional[AgentConfig] = None) -> list[SubtaskRecord]:
+              agent_config: Optional[AgentConfig] = None, perception_errors: str = "off",
+              perception_errors_seed: int = 0) -> list[SubtaskRecord]:
     """Run ``episodes`` through the bench graph with ``agent_config`` (default: the defaults); return the
-    evaluator's records (one per subtask, in order).
+    evaluator's records (one per subtask, in order). ``perception_errors`` (a preset of goat_core.perception.
+    detector_errors, seeded by ``perception_errors_seed``) puts the controller's ground truth through the detector
+    error model, as ``goat-nav bench --perception-errors`` does in process.
 
     ``on_record`` gets all records so far whenever one is added; ``on_start`` gets the nodes once they exist.
     ``record`` names a new rosbag2 bag (checked before any node starts) that the recorder node writes, with
@@ -104,13 +110,15 @@ def run_graph(episodes: Sequence[GoatEpisode], run_config: RunConfig, timeout_s:
         save_goat_dataset(GoatDataset(episodes=tuple(episodes)), episodes_file)
         agent_config_file = Path(tmp) / "agent.yaml"
         agent_config_file.write_text(agent_config_to_yaml(agent_config))
+        evidence = (agent_config or AgentConfig()).memory.evidence.enabled
         owns_context = not rclpy.ok()
         if owns_context:
             rclpy.init()
         executor = SingleThreadedExecutor()
         nodes: list[Any] = []
         try:
-            overrides = graph_overrides(episodes_file, run_config, agent_config_file, recorder_params)
+            overrides = graph_overrides(episodes_file, run_config, agent_config_file, recorder_params,
+                                        perception_errors, perception_errors_seed, evidence)
             for factory in node_factories("bench", overrides, record=record is not None):
                 nodes.append(factory())
                 executor.add_node(nodes[-1])
@@ -164,7 +172,8 @@ def run_ros_bench(args: argparse.Namespace) -> int:
             print(f"\r{len(records)} subtasks scored", end="", file=sys.stderr, flush=True)
 
     records = run_graph(episodes, run_config, on_record=write, record=args.record, run_info=run_info,
-                        agent_config=agent_config_from_args(args))
+                        agent_config=agent_config_from_args(args), perception_errors=args.perception_errors,
+                        perception_errors_seed=int(args.seed or 0))
     write(records)
     if not args.quiet:
         print(file=sys.stderr)

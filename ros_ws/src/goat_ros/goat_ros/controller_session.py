@@ -14,6 +14,7 @@ subtask to discrete actions.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
@@ -27,7 +28,7 @@ from goat_ros.observation_sync import ActionFeedback, ObservationSync, to_episod
 from goat_ros.params import ControllerParams
 
 if TYPE_CHECKING:
-    from goat_core.agent import Agent
+    from goat_core.agent import Agent, AgentConfig
     from goat_ros.nav2_mode import Nav2Outcome
 
 
@@ -219,6 +220,7 @@ def build_agent(params: ControllerParams) -> Agent:
     """The agent over the configured perception backend and matcher; model folders are checked first."""
     from goat_core.agent import Agent, AgentConfig
     from goat_core.agent.config_file import load_agent_config
+    from goat_core.mapping.evidence import evidence_wanted
     from goat_core.matching.matcher import MatcherConfig
     from goat_core.matching.selection import StackConfig, build_stack
     from goat_core.perception.factory import PerceptionConfig
@@ -226,11 +228,20 @@ def build_agent(params: ControllerParams) -> Agent:
 
     p = params
     stack = StackConfig(perception=PerceptionConfig(backend=p.perception_backend, model_dir=p.model_dir or None,
-                                                    device=p.device),
+                                                    device=p.device, errors=p.perception_errors,
+                                                    errors_seed=p.perception_errors_seed),
                         matcher=p.matcher, image_matcher=p.image_matcher, clip_model_dir=p.clip_model_dir or None)
     if p.perception_backend != "ground_truth":
         check_model_folder(p.model_dir or None, p.perception_backend)
     # Every backend names the categories of the object vocabulary, as the in-process run does.
     perception, matcher = build_stack(stack, list(OBJECT_LABELS), MatcherConfig())
     agent_config = load_agent_config(p.agent_config) if p.agent_config else AgentConfig()
-    return Agent(agent_config, perception, matcher)
+    return Agent(with_evidence(agent_config, evidence_wanted(p.evidence, p.perception_errors)), perception, matcher)
+
+
+def with_evidence(config: AgentConfig, enabled: bool) -> AgentConfig:
+    """``config`` with the instance memory's evidence over views on or off (goat-nav bench --evidence)."""
+    if config.memory.evidence.enabled == enabled:
+        return config
+    evidence = dataclasses.replace(config.memory.evidence, enabled=enabled)
+    return dataclasses.replace(config, memory=dataclasses.replace(config.memory, evidence=evidence))

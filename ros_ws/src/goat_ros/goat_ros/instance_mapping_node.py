@@ -80,13 +80,17 @@ class InstanceMappingNode(Node):
     def _build_mapper(self) -> Any:
         """The core mapper over the configured perception backend (the controller's factory and vocabulary)."""
         from goat_core.agent import AgentConfig
+        from goat_core.mapping.evidence import evidence_wanted
         from goat_core.mapping.lifelong import LifelongMapper
         from goat_core.perception.factory import PerceptionConfig, build_perception
+        from goat_ros.controller_session import with_evidence
 
         p = self.params
         perception = build_perception(PerceptionConfig(backend=p.perception_backend, model_dir=p.model_dir or None,
-                                                       device=p.device), list(OBJECT_LABELS))
-        agent = AgentConfig()  # the agent's grid, memory and footprint settings: one map, built the same way
+                                                       device=p.device, errors=p.perception_errors,
+                                                       errors_seed=p.perception_errors_seed), list(OBJECT_LABELS))
+        # The agent's grid, memory and footprint settings: one map, built the same way (evidence as the controller)
+        agent = with_evidence(AgentConfig(), evidence_wanted(p.evidence, p.perception_errors))
         return LifelongMapper(perception, agent.occupancy, agent.memory, agent.robot_radius_m)
 
     # ---------------------------------------------------------------------------------------- callbacks

@@ -54,6 +54,12 @@ class ControllerParams:
     image_matcher: str = _p("sift", "keypoints of image goals: sift (OpenCV) or xfeat (XFeat + LighterGlue)")
     clip_model_dir: str = _p("", "local folder of a CLIP model (modular_goat; cow with clip_patches relevance)")
     device: str = _p("cpu", "where the models run: cpu, cuda or cuda:N")
+    perception_errors: str = _p("off", "ground truth through a detector error model: off, mild, detic-like or "
+                                       "harsh (docs/perception_errors.md)")
+    perception_errors_seed: int = _p(0, "seed of the detector error model's draws")
+    evidence: str = _p("auto", "evidence over views before an instance is trusted (docs/perception_errors.md): "
+                               "auto (on exactly when perception_errors is not off), on or off; overrides the "
+                               "agent_config file's memory.evidence.enabled")
     agent_config: str = _p("", "YAML file of the agent's settings, like config/agent.yaml "
                                "(config/agent_no_memory.yaml: the no-memory ablation); empty: the defaults")
     camera_height_m: float = _p(1.31, "height of the head camera's optical centre above the floor (Stretch: 1.31)")
@@ -124,6 +130,11 @@ class InstanceMappingParams:
                                                  "or owlv2 (open-vocabulary detector from model_dir)")
     model_dir: str = _p("", "local folder of the OWL-ViT / OWLv2 model (docs/perception.md); empty for ground_truth")
     device: str = _p("cpu", "where the detector runs: cpu, cuda or cuda:N")
+    perception_errors: str = _p("off", "ground truth through a detector error model: off, mild, detic-like or "
+                                       "harsh (docs/perception_errors.md)")
+    perception_errors_seed: int = _p(0, "seed of the detector error model's draws")
+    evidence: str = _p("auto", "evidence over views before an instance is trusted: auto (on exactly when "
+                               "perception_errors is not off), on or off")
     camera_height_m: float = _p(1.31, "height of the head camera's optical centre above the floor (Stretch: 1.31)")
     sync_tolerance_s: float = _p(0.0, "0: one observation set shares one stamp (simulator bridge); > 0: parts "
                                       "within this of each colour image form a set (real sensors, e.g. 0.05)")

@@ -18,6 +18,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from goat_core.agent.context import NO_PATH, AgentContext, Mode
+from goat_core.agent.verification import ArrivalCheck
 from goat_core.control.planner import PlanningField
 from goat_core.control.policy import heading_error_rad, turn_toward
 from goat_core.geometry import episode_to_pixels, wrap_angles_rad
@@ -42,10 +43,12 @@ class Approach:
         self.ctx = ctx
         self._blocked_views: dict[int, list[np.ndarray]] = {}  # per instance: xy where a wall hid it
         self._strikes: dict[int, int] = {}  # per instance: times heading for it got the robot stuck
+        self.check = ArrivalCheck(ctx)  # a second opinion before STOP when detections may be wrong
 
     def reset(self) -> None:
         self._blocked_views.clear()
         self._strikes.clear()
+        self.check.reset()
 
     def goto(self, inst: Instance, fld: PlanningField, obs: Observation, match: MatchResult,
              seen_bearings_rad: Sequence[float] = ()) -> Optional[DiscreteAction]:
@@ -68,6 +71,8 @@ class Approach:
             arrived = float(np.linalg.norm(spot_xy - pose.xy())) <= 0.5 * cfg.actions.forward_m
         if arrived:
             action = self._confirm_by_sight(inst, obs)
+            if action is None and inst.instance_id in ctx.set_aside:
+                return None  # the looks at arrival said "not here"
             if action is not None:
                 mode: Mode = "stop" if action is DiscreteAction.STOP else "goto"
                 if action is DiscreteAction.STOP:
@@ -92,14 +97,15 @@ class Approach:
         return ctx.emit(action, "goto", fld.to_xy(np.array([target]))[0], path, inst.instance_id, match)
 
     def _confirm_by_sight(self, inst: Instance, obs: Observation) -> Optional[DiscreteAction]:
-        """Within the stop radius: STOP if the target is in view or cannot be, else turn to it.
+        """Within the stop radius: STOP if the target is in view (and, with evidence on, the looks at it confirm
+        it: goat_core.agent.verification) or cannot be, else turn to it.
 
         Returns None when the target should be in view but is not detected: the spot is remembered as a
-        blocked view and the caller plans to another goal cell.
+        blocked view and the caller plans to another goal cell; or when the looks say "not here".
         """
         cfg = self.ctx.config
         if inst.instance_id in self.ctx.seen_now:
-            return DiscreteAction.STOP
+            return self.check.step(inst) if self.check.active else DiscreteAction.STOP
         pose = obs.pose
         blocked = self._blocked_views.setdefault(inst.instance_id, [])
         gaps_m = [float(np.linalg.norm(xy - pose.xy())) for xy in blocked]
@@ -120,6 +126,10 @@ class Approach:
         inside = (depth > 0) & (uv[:, 0] >= 0) & (uv[:, 0] < k.width) & (uv[:, 1] >= 0) & (uv[:, 1] < k.height)
         if float(inside.mean()) < cfg.expected_view_fraction:
             return DiscreteAction.STOP  # out of the camera's vertical field here: distance has to do
+        if self.check.active:
+            look = self.check.missed(inst)  # a detector's miss, perhaps: look again before leaving the spot
+            if look is not None:
+                return look
         blocked.append(pose.xy())
         return None
 

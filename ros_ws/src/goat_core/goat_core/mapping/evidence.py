@@ -23,9 +23,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from goat_core.errors import require_at_least, require_positive
+from goat_core.errors import ConfigError, require_at_least, require_positive
 from goat_core.geometry import episode_to_pixels
 from goat_core.types import Instance, Observation
+
+EVIDENCE_MODES = ("auto", "on", "off")
+
+
+def evidence_wanted(mode: str, perception_errors: str) -> bool:
+    """Whether evidence over views is on for ``mode`` (auto: exactly when ``perception_errors`` is not "off");
+    ConfigError naming a mode that is not one of EVIDENCE_MODES."""
+    if mode not in EVIDENCE_MODES:
+        raise ConfigError(f"evidence must be one of {EVIDENCE_MODES}, got {mode!r}")
+    return mode == "on" or (mode == "auto" and perception_errors != "off")
 
 
 @dataclass(frozen=True)
@@ -46,14 +56,29 @@ class EvidenceConfig:
     # Mask pixels farther than this from the mask's median depth are not placed in the map (a mask that bleeds
     # onto the wall behind would smear the object there); 0 keeps every pixel.
     mask_depth_band_m: float = 0.6
+    # Trackers merge and split ids (goat_core.perception.detector_errors): with persistent keys, a detection is
+    # taken for the instance its key names only where it touches that instance (its points come within this of
+    # the instance's); elsewhere it goes to a same-named instance it overlaps, or starts a new one. 0: trust keys.
+    tracker_gap_m: float = 0.25
+    # Goal verification at arrival (goat_core.agent.verification): before STOP, this many looks at the target from
+    # its goal spot must name the category it had at the first look (or verify_max_looks looks be taken); once
+    # its votes name another, it is "not here" and set aside for the subtask. 0: STOP at first sight.
+    verify_looks: int = 2
+    verify_max_looks: int = 5
 
     def __post_init__(self) -> None:
         require_at_least(self, 1, ("min_detections", "forget_after_unseen"))
+        if self.verify_looks < 0:
+            raise ValueError(f"EvidenceConfig.verify_looks must be >= 0, got {self.verify_looks!r}")
+        if self.verify_max_looks < self.verify_looks:
+            raise ValueError(f"EvidenceConfig.verify_max_looks must be >= verify_looks ({self.verify_looks}), got "
+                             f"{self.verify_max_looks!r}")
         for name in ("min_confidence", "visible_fraction", "other_name_overlap_ratio"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"EvidenceConfig.{name} must be in [0, 1], got {getattr(self, name)!r}")
-        if self.mask_depth_band_m < 0.0:
-            raise ValueError(f"EvidenceConfig.mask_depth_band_m must be >= 0, got {self.mask_depth_band_m!r}")
+        for name in ("mask_depth_band_m", "tracker_gap_m"):
+            if getattr(self, name) < 0.0:
+                raise ValueError(f"EvidenceConfig.{name} must be >= 0, got {getattr(self, name)!r}")
         require_positive(self, ("min_expected_pixels", "surface_tolerance_m", "max_depth_m"))
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Container, Optional, Sequence
 
 import numpy as np
+from scipy.spatial import cKDTree
 
 from goat_core.errors import InvalidObservationError, require_at_least, require_positive
 from goat_core.geometry import PixelPoints, pixels_to_episode, voxel_downsample, voxel_keys
@@ -67,21 +68,26 @@ class InstanceMemory:
         self.instances: dict[int, Instance] = self.candidates if not config.evidence.enabled else {}
         self.evidence: dict[int, InstanceEvidence] = {}
         self._key_to_id: dict[int, int] = {}
+        # With evidence (EvidenceConfig.tracker_gap_m): every instance a tracker key has named, oldest first.
+        self._key_ids: dict[int, list[int]] = {}
         self._colour_weight: dict[int, int] = {}  # pixels averaged into mean_rgb so far
         self._next_id = 0
         # The masks of the last update() placed in memory, with their memory ids (views_now crops them).
         self.last_labelled: list[tuple[np.ndarray, int]] = []
+        self.last_categories: dict[int, str] = {}  # memory id -> the category the last update's detection named
         self._last_boxes: list[tuple[int, int, int, int]] = []  # the detection boxes of last_labelled
         self._last_obs: Optional[Observation] = None
 
     def clear(self) -> None:
         self.last_labelled = []
+        self.last_categories = {}
         self._last_boxes = []
         self._last_obs = None
         self.candidates.clear()
         self.instances.clear()
         self.evidence.clear()
         self._key_to_id.clear()
+        self._key_ids.clear()
         self._colour_weight.clear()
         self._next_id = 0
 
@@ -89,6 +95,7 @@ class InstanceMemory:
                persistent_keys: bool = True) -> list[int]:
         """Fold one frame's detections into memory; returns the memory ids touched, in detection order."""
         touched: list[int] = []
+        self.last_categories = {}
         labelled: list[tuple[np.ndarray, int]] = []
         boxes: list[tuple[int, int, int, int]] = []
         for det in detections:
@@ -106,6 +113,7 @@ class InstanceMemory:
                 mem_id = self._create(det, points, obs.step)
                 if persistent_keys:
                     self._key_to_id[det.instance_key] = mem_id
+                    self._key_ids.setdefault(det.instance_key, []).append(mem_id)
             else:
                 self._merge(self.candidates[mem_id], points, obs.step)
             inst = self.candidates[mem_id]
@@ -114,6 +122,7 @@ class InstanceMemory:
             if self.config.evidence.enabled:
                 self.evidence.setdefault(mem_id, InstanceEvidence()).add(det.category, det.score)
             touched.append(mem_id)
+            self.last_categories[mem_id] = det.category
             labelled.append((det.mask, mem_id))
             boxes.append(det.bbox_xyxy)
         if self.config.evidence.enabled:
@@ -156,6 +165,8 @@ class InstanceMemory:
 
     def _associate(self, det: Detection, points: np.ndarray, persistent_keys: bool) -> Optional[int]:
         if persistent_keys:
+            if self.config.evidence.enabled and self.config.evidence.tracker_gap_m > 0.0:
+                return self._associate_tracked(det, points)
             return self._key_to_id.get(det.instance_key)
         cfg = self.config
         new_keys = np.unique(voxel_keys(points, cfg.merge_voxel_m))
@@ -178,6 +189,30 @@ class InstanceMemory:
         if best_overlap is not None:
             return best_overlap[1]
         return None if best_near is None else best_near[1]
+
+    def _associate_tracked(self, det: Detection, points: np.ndarray) -> Optional[int]:
+        """A tracker's key, checked against geometry: the instance it named before if the detection touches it
+        (a merge gives two objects one key); else a same-named instance the detection overlaps (a split gives one
+        object a new key), bound to the key from now on; None for a new instance."""
+        gap_m = self.config.evidence.tracker_gap_m
+        named = [m for m in self._key_ids.get(det.instance_key, ()) if m in self.candidates]
+        for mem_id in named:
+            distance_m, _ = cKDTree(self.candidates[mem_id].points_xyz_m).query(points, k=1)
+            if float(np.min(distance_m)) <= gap_m:
+                return mem_id
+        cfg = self.config
+        new_keys = np.unique(voxel_keys(points, cfg.merge_voxel_m))
+        best: tuple[float, int] | None = None
+        for mem_id, inst in self.candidates.items():
+            if inst.category != det.category and det.category not in self._votes_of(mem_id):
+                continue
+            overlap = float(np.isin(new_keys, voxel_keys(inst.points_xyz_m, cfg.merge_voxel_m)).mean())
+            if overlap >= cfg.merge_overlap_ratio and (best is None or overlap > best[0]):
+                best = (overlap, mem_id)
+        if best is not None:
+            self._key_ids.setdefault(det.instance_key, []).append(best[1])
+            return best[1]
+        return None
 
     def _create(self, det: Detection, points: np.ndarray, step: int) -> int:
         mem_id = self._next_id
@@ -220,6 +255,9 @@ class InstanceMemory:
         self._colour_weight.pop(mem_id, None)
         for key in [k for k, v in self._key_to_id.items() if v == mem_id]:
             del self._key_to_id[key]
+        for ids in self._key_ids.values():
+            if mem_id in ids:
+                ids.remove(mem_id)
 
     def _merge(self, inst: Instance, points: np.ndarray, step: int) -> None:
         merged = voxel_downsample(np.concatenate([inst.points_xyz_m, points]), self.config.voxel_m)

@@ -94,11 +94,12 @@ ERROR_PRESETS: dict[str, DetectorErrorConfig] = {
         miss_base=0.03, miss_small=0.3, miss_small_pixels=500.0, miss_far_per_m=0.05, miss_far_from_m=4.0,
         miss_hidden=0.2, confusion=0.03, phantoms_per_frame=0.05, mask_error=0.1, mask_error_max_px=2,
         id_split=0.005, id_merge=0.02, score_true=0.8, score_false=0.45),
+    # 65 % of the way from mild to harsh in every parameter (mask_error_max_px rounded): the calibration point.
     "detic-like": DetectorErrorConfig(
-        miss_base=0.16, miss_small=0.72, miss_small_pixels=2400.0, miss_far_per_m=0.21, miss_far_from_m=2.7,
-        miss_hidden=0.52, confusion=0.2, confusion_sticky_fraction=0.16, confusion_sticky=0.62,
-        phantoms_per_frame=0.6, mask_error=0.42, mask_error_max_px=5, id_split=0.038, id_merge=0.16,
-        score_true=0.72, score_false=0.53),
+        miss_base=0.1405, miss_small=0.625, miss_small_pixels=2125.0, miss_far_per_m=0.18, miss_far_from_m=3.025,
+        miss_hidden=0.46, confusion=0.173, confusion_sticky_fraction=0.13, confusion_sticky=0.455,
+        phantoms_per_frame=0.5375, mask_error=0.36, mask_error_max_px=5, id_split=0.03425, id_merge=0.137,
+        score_true=0.735, score_false=0.515),
     "harsh": DetectorErrorConfig(
         miss_base=0.2, miss_small=0.8, miss_small_pixels=3000.0, miss_far_per_m=0.25, miss_far_from_m=2.5,
         miss_hidden=0.6, confusion=0.25, confusion_sticky_fraction=0.2, confusion_sticky=0.7,
