@@ -98,13 +98,6 @@ def stack_config(args: argparse.Namespace) -> StackConfig:
     return stack
 
 
-def _runner_deviations(runner: str, run_config: RunConfig) -> tuple[str, ...]:
-    """The ROS graph's episode player hands every goal its own budget: no budget is shared across an episode."""
-    if runner == "ros_graph" and run_config.max_actions_per_episode is not None:
-        return (f"ROS graph: {run_config.subtask_cap()} actions per subtask, no shared episode budget",)
-    return ()
-
-
 def prepare_run(args: argparse.Namespace, runner: str, pool: Optional[WorkerPool] = None,
                 ) -> tuple[Sequence[GoatEpisode], RunConfig, dict[str, Any]]:
     """The episodes (read or generated, by the workers of ``pool`` if it has Ray workers), the run settings and
@@ -122,7 +115,7 @@ def prepare_run(args: argparse.Namespace, runner: str, pool: Optional[WorkerPool
     agent_config = CowAgentConfig() if agent == "cow" else agent_config_from_args(args)
     meta: dict[str, Any] = {"suite": args.suite, "source": source, "seed": args.seed, "agent": agent,
                             **protocol_meta(args.suite, run_config, sim_config_from_args(args),
-                                            _runner_deviations(runner, run_config) + memory_deviation(agent_config)
+                                            memory_deviation(agent_config)
                                             + realism_deviation(realism_from_args(args))),
                             "run_config": dataclasses.asdict(run_config),
                             "agent_config": dataclasses.asdict(agent_config),

@@ -192,6 +192,9 @@ def _check_bench_args(args: argparse.Namespace) -> None:
         raise GoatError("--perception/--matcher/--image-matcher other than the defaults run with "
                         "the in-process GOAT suite only (goat-nav bench without --ros or --suite; --perception "
                         "also with --suite findingdory, for its memory) for now")
+    if args.ros and args.embodiment != "official":
+        raise GoatError(f"--embodiment {args.embodiment} is not passed to the ROS graph's simulator (its sim_bridge "
+                        "runs GOAT-Bench's camera without sliding): run it in process, without --ros")
     own_localizer = args.matcher == "cow"  # CoW's OWL / CLIP relevance instead of ground truth
     if args.agent != "goat" and (args.suite != "goat" or args.ros or args.image_matcher != "sift"
                                  or (not own_localizer and (args.perception != "ground_truth"

@@ -3,7 +3,9 @@
 The bench bringup (``goat_ros.graph.BRINGUPS["bench"]``: sim_bridge, controller, episode_player, evaluator) runs
 in this process on one executor with the params YAMLs of ``config/``; the benchmark settings (budget, success
 radius and metric) are passed as parameter overrides, the agent's settings (memory ablation included) as a
-settings file the controller reads (its ``agent_config`` parameter). The messages go through the real rmw.
+settings file the controller reads (its ``agent_config`` parameter). The episode player shares the episode
+budget among an episode's subtasks as the in-process runner does (``goat_suites.ros.episode_budget``), so an official
+run is ``goat-bench v1`` through the graph too. The messages go through the real rmw.
 ``--record RUN`` adds the recorder node, which writes the graph's topics into the rosbag2 MCAP bag RUN/ (the run's
 settings in its metadata.yaml, as ``goat-nav bench --record`` keeps them).
 """
@@ -42,7 +44,8 @@ def graph_overrides(episodes_file: Path, run_config: RunConfig, agent_config_fil
     detector error model ``perception_errors`` (seeded) with evidence over views on or off, as in process."""
     overrides: dict[str, dict[str, Any]] = {
         "episode_player": {"episodes_file": str(episodes_file),
-                           "max_actions_per_subtask": run_config.subtask_cap(), "start_delay_s": 0.2,
+                           "max_actions_per_episode": run_config.max_actions_per_episode or 0,
+                           "max_actions_per_subtask": run_config.max_actions_per_subtask or 0, "start_delay_s": 0.2,
                            "image_goal_category": run_config.image_goal_category},
         "evaluator": {"episodes_file": str(episodes_file), "success_metric": run_config.success_metric,
                       "success_distance_m": run_config.success_distance_m},

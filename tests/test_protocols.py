@@ -445,15 +445,35 @@ def test_the_report_names_the_protocol() -> None:
     assert "protocol: <b>custom (goat-bench v1; budget 500 actions/subtask" in page
 
 
-def test_a_ros_graph_run_says_it_has_no_episode_budget() -> None:
-    from goat_nav.bench_cmd import _runner_deviations
+def _ros_bench_args(tmp_path: Path, *flags: str) -> Any:
+    from goat_nav.cli import build_parser
 
-    (words,) = _runner_deviations("ros_graph", RunConfig())
-    meta = protocol_meta("goat", RunConfig(), protocol_sim_config("goat"), (words,))
-    assert meta["protocol"] == ("custom (goat-bench v1; ROS graph: 5000 actions per subtask, no shared episode "
-                                "budget)")
-    assert _runner_deviations("in_process", RunConfig()) == ()
-    assert _runner_deviations("ros_graph", RunConfig(max_actions_per_episode=None, max_actions_per_subtask=30)) == ()
+    return build_parser().parse_args(["bench", "--ros", "--episodes-file", str(_goat_file(tmp_path / "g.json")),
+                                      *flags])
+
+
+def test_an_official_ros_graph_run_shares_the_episode_budget_and_is_labelled_so(tmp_path: Path) -> None:
+    """The episode player hands out what is left of the episode's 5000 actions (goat_suites.ros.episode_budget), so an
+    official --ros run is goat-bench v1; the README's 500 per subtask stays a named deviation through the graph."""
+    from goat_nav.bench_cmd import prepare_run
+    from goat_nav.ros_bench import graph_overrides
+
+    _, run_config, meta = prepare_run(_ros_bench_args(tmp_path), "ros_graph")
+    assert meta["protocol"] == "goat-bench v1" and meta["runner"] == "ros_graph"
+    player = graph_overrides(tmp_path / "e.json", run_config, tmp_path / "a.yaml")["episode_player"]
+    assert (player["max_actions_per_episode"], player["max_actions_per_subtask"]) == (5000, 0)
+    _, run_config, meta = prepare_run(_ros_bench_args(tmp_path, "--max-actions", "500"), "ros_graph")
+    assert meta["protocol"] == "custom (goat-bench v1; budget 500 actions/subtask (official 5000 actions/episode))"
+    player = graph_overrides(tmp_path / "e.json", run_config, tmp_path / "a.yaml")["episode_player"]
+    assert (player["max_actions_per_episode"], player["max_actions_per_subtask"]) == (0, 500)
+
+
+def test_a_ros_graph_run_refuses_an_embodiment_its_simulator_does_not_run(tmp_path: Path) -> None:
+    from goat_core.errors import GoatError
+    from goat_nav.cli import _check_bench_args
+
+    with pytest.raises(GoatError, match="--embodiment stretch is not passed to the ROS graph's simulator"):
+        _check_bench_args(_ros_bench_args(tmp_path, "--embodiment", "stretch"))
 
 
 def test_the_findingdory_verifier_has_both_thresholds_and_the_official_angles() -> None:

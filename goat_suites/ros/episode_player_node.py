@@ -5,6 +5,11 @@ reset's observation stamp) and wait for the evaluator's ``SubtaskResult`` before
 rendered by the simulator from their stored camera poses (``/sim/render_view``), as GOAT-Bench's image goal sensor
 does. When the file is done it publishes the file name on ``/goat/episodes_done`` (latched).
 
+Budget (``goat_suites.ros.episode_budget``): GOAT-Bench's 5000 actions per episode by default, shared by its subtasks;
+each goal carries the actions left in its episode (``max_actions``), and a subtask that finds the episode spent
+is reported on ``/goat/outcome`` as ended by budget without its goal being sent (the evaluator scores it where
+the robot stands), as the in-process runner does. ``max_actions_per_subtask`` adds a per-goal cap.
+
 ``reset_mode`` says who resets: ``sim`` calls the simulator's ``/sim/reset_episode``; ``operator`` (the physical
 robot, which has no reset service) calls the same ResetEpisode service on ``/goat/operator_reset_episode``, which
 goat_stretch's operator node answers once a person has placed the robot at the start. Without a simulator there
@@ -35,6 +40,7 @@ from goat_ros import topics
 from goat_ros.params import EpisodePlayerParams, declare
 from goat_suites.common.episode_files import load_goat_dataset
 from goat_suites.common.episodes import GoatEpisode, GoatTask, image_goal_for_task, task_goal_text
+from goat_suites.ros.episode_budget import EpisodeActions, budget_from_params
 
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -53,6 +59,7 @@ class EpisodePlayerNode(Node):
             raise ConfigError(f"episode_player reset_mode must be one of {', '.join(RESET_SERVICES)}, got "
                               f"{self.params.reset_mode!r}")
         self._operator_resets = self.params.reset_mode == "operator"
+        self._budget = budget_from_params(self.params.max_actions_per_episode, self.params.max_actions_per_subtask)
         episodes = load_goat_dataset(self.params.episodes_file).episodes
         self.episodes = episodes[: self.params.max_episodes] if self.params.max_episodes > 0 else episodes
         self._reset = self.create_client(ResetEpisode, RESET_SERVICES[self.params.reset_mode])
@@ -116,29 +123,34 @@ class EpisodePlayerNode(Node):
             self.get_logger().info(f"episode {episode.episode_id} (scene {episode.scene_id}): waiting for the "
                                    "operator to place the robot at its start")
         response = await self._within(self._reset.call_async(request), self.params.reset_timeout_s)
+        actions = EpisodeActions(self._budget)
         for index, task in enumerate(episode.tasks):
+            max_actions = actions.next_subtask()
             if response is None:
                 self._publish_error(episode, index, task, f"{self._reset.srv_name} did not answer within "
                                                           f"{self.params.reset_timeout_s} s")
             elif not response.success:
                 what = "the operator reset" if self._operator_resets else "reset_episode"
                 self._publish_error(episode, index, task, f"{what} failed: {response.message}")
+            elif max_actions == 0:
+                self._publish_spent(episode, index, task)
             else:
                 try:
-                    goal = await self._goal_msg(episode, index, task, response.observation_stamp)
+                    goal = await self._goal_msg(episode, index, task, response.observation_stamp, max_actions)
                 except GoatError as exc:
                     self._publish_error(episode, index, task, str(exc))
                 else:
                     self._pub_goal.publish(goal)
-            await self._wait_result(episode, index, task)
+            actions.add(await self._wait_result(episode, index, task))
 
-    async def _goal_msg(self, episode: GoatEpisode, index: int, task: GoatTask, stamp: Any) -> GoalMsg:
+    async def _goal_msg(self, episode: GoatEpisode, index: int, task: GoatTask, stamp: Any,
+                        max_actions: int) -> GoalMsg:
         from goat_suites.common.episodes import goals_for_task
 
         goals = goals_for_task(episode, task)
         target = task.object_id or (goals[0].object_id if goals else "")
         msg = GoalMsg(episode_id=episode.episode_id, subtask_index=index, modality=task.modality.value,
-                      target_id=target or "", max_actions=self.params.max_actions_per_subtask)
+                      target_id=target or "", max_actions=max_actions)
         msg.header.stamp = stamp
         msg.header.frame_id = topics.MAP_FRAME
         if task.modality is GoalModality.CATEGORY:
@@ -171,6 +183,15 @@ class EpisodePlayerNode(Node):
             episode_id=episode.episode_id, subtask_index=index, modality=task.modality.value,
             target_id=task.object_id or "", stop_reason=SubtaskOutcome.ERROR, error=error))
 
+    def _publish_spent(self, episode: GoatEpisode, index: int, task: GoatTask) -> None:
+        """The episode's budget is spent: the subtask ends by budget with no action, its goal unsent (the
+        evaluator scores it where the previous subtask left the robot)."""
+        self.get_logger().info(f"{episode.episode_id}/{index}: the episode's {self._budget.describe()} are spent; "
+                               "the subtask ends by budget unstarted")
+        self._pub_outcome.publish(SubtaskOutcome(
+            episode_id=episode.episode_id, subtask_index=index, modality=task.modality.value,
+            target_id=task.object_id or "", stop_reason=SubtaskOutcome.BUDGET))
+
     async def _within(self, future: Future, timeout_s: float) -> Any:
         """The future's result, or None if ``timeout_s`` passes first (then the future is cancelled)."""
         timer = self.create_timer(timeout_s, future.cancel)
@@ -179,10 +200,12 @@ class EpisodePlayerNode(Node):
         finally:
             self.destroy_timer(timer)
 
-    async def _wait_result(self, episode: GoatEpisode, index: int, task: GoatTask) -> None:
-        """Until the evaluator's result for this subtask; at the deadline the subtask ends as an error instead."""
-        if await self._result(episode.episode_id, index) is not None:
-            return
+    async def _wait_result(self, episode: GoatEpisode, index: int, task: GoatTask) -> Optional[int]:
+        """Until the evaluator's result for this subtask; at the deadline the subtask ends as an error instead.
+        Returns the actions the subtask took (None: no result came)."""
+        result = await self._result(episode.episode_id, index)
+        if result is not None:
+            return int(result.num_actions)
         missing = self._missing_peers()
         why = f"; missing: {', '.join(missing)}" if missing else ""
         self._publish_error(episode, index, task, f"no subtask result within {self.params.result_timeout_s} s of "
@@ -190,6 +213,7 @@ class EpisodePlayerNode(Node):
         # The evaluator scores that error outcome; without one in the graph, go on at once.
         if self.count_publishers(topics.RESULT) > 0:
             await self._result(episode.episode_id, index)
+        return None
 
     async def _result(self, episode_id: str, index: int) -> Optional[SubtaskResult]:
         self._waiting = (episode_id, index)

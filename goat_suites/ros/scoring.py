@@ -54,6 +54,7 @@ class SubtaskScorer:
         self._scene_id: Optional[str] = None
         self._navgrid: Optional[NavGrid] = None
         self._objects: list[SceneObject] = []
+        self._last_pose: dict[str, Pose2D] = {}  # episode id -> the last pose reported in it (episode frame)
 
     def episode(self, episode_id: str) -> Optional[GoatEpisode]:
         return self._episodes.get(episode_id)
@@ -70,8 +71,17 @@ class SubtaskScorer:
     def score(self, episode: GoatEpisode, index: int, stop_reason: str, actions: Sequence[int],
               poses: Sequence[Pose2D], error: Optional[str], decision: Optional[StopDecision] = None) -> SubtaskRecord:
         """The record the in-process runner would write for the same poses (episode frame), actions and account of
-        the agent's STOP (``decision``)."""
+        the agent's STOP (``decision``).
+
+        A ``budget`` outcome with no poses is a subtask the episode's spent budget gave no action (the episode
+        player reports it without sending the goal): it is scored where the last subtask of the episode that
+        reported poses left the robot, as the in-process runner scores it where the robot stands.
+        """
         task = episode.tasks[index]
+        if stop_reason == "budget" and not poses and not actions and episode.episode_id in self._last_pose:
+            poses = [self._last_pose[episode.episode_id]]
+        elif poses:
+            self._last_pose[episode.episode_id] = poses[-1]
         base: dict[str, Any] = dict(episode_id=episode.episode_id, scene_id=episode.scene_id, index=index,
                                     modality=task.modality)
         failed: dict[str, Any] = dict(success=False, spl=0.0, path_length_m=0.0, geodesic_m=None, num_actions=0,

@@ -91,7 +91,11 @@ class ControllerParams:
 class EpisodePlayerParams:
     episodes_file: str = _p("", "GOAT-Bench style .json/.json.gz episode file to replay (required)")
     max_episodes: int = _p(0, "replay only the first N episodes; 0 = all")
-    max_actions_per_subtask: int = _p(500, "action budget per subtask, STOP included (GOAT-Bench: 500)")
+    max_actions_per_episode: int = _p(5000, "action budget per episode, STOP included, shared by its subtasks: a "
+                                            "long subtask eats the later ones' actions (GOAT-Bench: 5000); 0 = none")
+    max_actions_per_subtask: int = _p(0, "action cap per subtask on top of the episode's, STOP included; 0 = none "
+                                         "(GOAT-Bench). 500 with max_actions_per_episode 0: the GOAT-Bench README's "
+                                         "variant, a named deviation")
     image_hfov_deg: float = _p(42.0, "field of view the image goals were rendered with (GOAT-Bench Stretch: 42)")
     image_goal_category: bool = _p(True, "image goals also name their object category, as GOAT-Bench tasks do; "
                                    "false sends the picture alone")
