@@ -25,18 +25,21 @@ from goat_core.bench.outputs import run_progress
 from goat_core.bench.results import SubtaskRecord, summarise, write_results_json
 from goat_core.errors import GoatError
 from goat_nav.launcher import _require_ros, record_overrides
+from goat_nav.realism import realism_from_args, ros_realism_overrides
 from goat_nav.resume import record_command
 from goat_nav.runner import RunConfig
 from goat_ros.record import bag_folder, check_bag_path
+from sim_bridge.embedded.realism import RealismConfig
 
 if TYPE_CHECKING:
     from goat_ros.recorder_node import RecorderNode
 
 
 def graph_overrides(episodes_file: Path, run_config: RunConfig, agent_config_file: Path,
-                    recorder: Optional[Mapping[str, Any]] = None) -> dict[str, dict[str, Any]]:
+                    recorder: Optional[Mapping[str, Any]] = None,
+                    realism: Optional[RealismConfig] = None) -> dict[str, dict[str, Any]]:
     """The parameter overrides that make the bench bringup run ``run_config`` with the agent settings file
-    ``agent_config_file`` (and record, given ``recorder``)."""
+    ``agent_config_file`` (and record, given ``recorder``), under the realism profile ``realism``."""
     overrides: dict[str, dict[str, Any]] = {
         "episode_player": {"episodes_file": str(episodes_file),
                            "max_actions_per_subtask": run_config.subtask_cap(), "start_delay_s": 0.2,
@@ -47,6 +50,9 @@ def graph_overrides(episodes_file: Path, run_config: RunConfig, agent_config_fil
     }
     if recorder is not None:
         overrides["recorder"] = dict(recorder)
+    if realism is not None and not realism.is_ideal:
+        for node, params in ros_realism_overrides(realism).items():
+            overrides.setdefault(node, {}).update(params)
     return overrides
 
 
@@ -79,9 +85,10 @@ def run_graph(episodes: Sequence[GoatEpisode], run_config: RunConfig, timeout_s:
               on_record: Optional[Callable[[list[SubtaskRecord]], None]] = None,
               on_start: Optional[Callable[[list[Any]], None]] = None, record: Optional[Path] = None,
               run_info: Optional[Mapping[str, Any]] = None,
-              agent_config: Optional[AgentConfig] = None) -> list[SubtaskRecord]:
-    """Run ``episodes`` through the bench graph with ``agent_config`` (default: the defaults); return the
-    evaluator's records (one per subtask, in order).
+              agent_config: Optional[AgentConfig] = None,
+              realism: Optional[RealismConfig] = None) -> list[SubtaskRecord]:
+    """Run ``episodes`` through the bench graph with ``agent_config`` (default: the defaults) under the realism
+    profile ``realism`` (default ideal); return the evaluator's records (one per subtask, in order).
 
     ``on_record`` gets all records so far whenever one is added; ``on_start`` gets the nodes once they exist.
     ``record`` names a new rosbag2 bag (checked before any node starts) that the recorder node writes, with
@@ -109,7 +116,8 @@ def run_graph(episodes: Sequence[GoatEpisode], run_config: RunConfig, timeout_s:
         executor = SingleThreadedExecutor()
         nodes: list[Any] = []
         try:
-            overrides = graph_overrides(episodes_file, run_config, agent_config_file, recorder_params)
+            overrides = graph_overrides(episodes_file, run_config, agent_config_file, recorder_params,
+                                        realism)
             for factory in node_factories("bench", overrides, record=record is not None):
                 nodes.append(factory())
                 executor.add_node(nodes[-1])
@@ -163,7 +171,7 @@ def run_ros_bench(args: argparse.Namespace) -> int:
             print(f"\r{len(records)} subtasks scored", end="", file=sys.stderr, flush=True)
 
     records = run_graph(episodes, run_config, on_record=write, record=args.record, run_info=run_info,
-                        agent_config=agent_config_from_args(args))
+                        agent_config=agent_config_from_args(args), realism=realism_from_args(args))
     write(records)
     if not args.quiet:
         print(file=sys.stderr)

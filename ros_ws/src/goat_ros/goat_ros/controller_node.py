@@ -61,6 +61,7 @@ class ControllerNode(ReleasedAtTeardown, LifecycleNode):
         self._entities = ManagedEntities(self)
         self._active = False
         self._held_goal: Optional[GoalMsg] = None  # the newest goal that came while inactive
+        self._pub_tf: Any = None  # map -> odom on /tf, with the localiser (params.localise / filter_depth)
         self.start_error: Optional[BaseException] = None  # why the last configure failed
         if self.params.autostart:
             autostart(self)
@@ -93,6 +94,8 @@ class ControllerNode(ReleasedAtTeardown, LifecycleNode):
         self._pub_path = made.publisher(Path, topics.PATH, RELIABLE)
         self._pub_goal_marker = made.publisher(Marker, topics.CURRENT_GOAL, LATCHED)
         self._pub_tf_static = made.publisher(TFMessage, topics.TF_STATIC, LATCHED)
+        # With the localiser, map -> odom moves: it goes on /tf after every act instead of once on /tf_static.
+        self._pub_tf = made.publisher(TFMessage, topics.TF, RELIABLE) if self._s.localiser is not None else None
         self._sender = ActionSender(self, self.params.action_timeout_s, lambda: self._s.subtask, self._on_result,
                                     lambda error: self._finish(SubtaskOutcome.ERROR, error))
         made.timer(1.0, self._check_timeout)
@@ -122,7 +125,7 @@ class ControllerNode(ReleasedAtTeardown, LifecycleNode):
             self._sender.close()
             self._sender = None
         self._entities.destroy_all()
-        self.agent = self._s = None
+        self.agent = self._s = self._pub_tf = None
         self._held_goal = None
 
     def close(self) -> None:
@@ -181,7 +184,7 @@ class ControllerNode(ReleasedAtTeardown, LifecycleNode):
         sub = self._s.ready()
         if sub is None:
             return
-        if self._s.anchor_episode():
+        if self._s.anchor_episode() and self._pub_tf is None:
             self._pub_tf_static.publish(msgs.map_to_odom_tf(self._s.anchor, self._now_ns()))
         try:
             pose, action = self._s.act(sub)
@@ -190,6 +193,8 @@ class ControllerNode(ReleasedAtTeardown, LifecycleNode):
             self.get_logger().error(f"subtask {sub.name}: {kind}{exc}")
             self._finish(SubtaskOutcome.ERROR, f"{kind}{exc}")
             return
+        if self._pub_tf is not None:  # the localiser's correction, stamped with the set it came from
+            self._pub_tf.publish(msgs.map_to_odom_tf(self._s.map_anchor(), self._s.sync.latest_stamp_ns))
         if (self._nav2 is not None and action is not DiscreteAction.STOP
                 and self._nav2.hand_over(sub, self.agent, pose, action, self._s.anchor)):
             if self.params.publish_debug:
