@@ -196,7 +196,7 @@ class ControllerNode(ReleasedAtTeardown, LifecycleNode):
         if self._pub_tf is not None:  # the localiser's correction, stamped with the set it came from
             self._pub_tf.publish(msgs.map_to_odom_tf(self._s.map_anchor(), self._s.sync.latest_stamp_ns))
         if (self._nav2 is not None and action is not DiscreteAction.STOP
-                and self._nav2.hand_over(sub, self.agent, pose, action, self._s.anchor)):
+                and self._nav2.hand_over(sub, self.agent, pose, action, self._s.map_anchor())):
             if self.params.publish_debug:
                 self._publish_debug()
             return
@@ -246,7 +246,8 @@ class ControllerNode(ReleasedAtTeardown, LifecycleNode):
             return  # a new goal or shutdown ended that subtask, and cancelled the Nav2 goal
         action = sub.nav2_ended()
         if done.succeeded:  # Nav2 stops at the goal: the newest odometry is where the robot ended
-            self._finish(SubtaskOutcome.STOP, decision=sub.nav2_reached(self._s.sync.odom_pose(), self._s.anchor))
+            self._finish(SubtaskOutcome.STOP,
+                         decision=sub.nav2_reached(self._s.sync.odom_pose(), self._s.map_anchor()))
             return
         self._nav2.fall_back(sub, done.failure())
         step = self._s.resume_after_nav2(action, self.params.sync_tolerance_s > 0.0, self._now_ns())

@@ -185,7 +185,7 @@ class ControllerSession:
                                        pose=cv.msg_to_pose2d(result.pose), collided=bool(result.collided),
                                        step=int(result.step))
         self.need_stamp_ns = self.feedback.stamp_ns
-        sub.poses.append(to_episode_frame(self.feedback.pose, self.anchor))
+        sub.poses.append(to_episode_frame(self.feedback.pose, self.map_anchor()))  # as the agent believes
 
     def resume_after_nav2(self, action: Optional[DiscreteAction], streaming: bool,
                           now_ns: int) -> Optional[DiscreteAction]:
