@@ -122,7 +122,7 @@ class LocaliserConfig:
     # scan is registered against the spin's frame that looked the same way (a correlative yaw search of
     # +-``closure_window_rad`` in ``closure_step_rad`` steps, then ICP), and the spin's frames are re-placed.
     closure: bool = True
-    spin_max_shift_m: float = 0.05  # more translation than this since the spin began starts a new spin
+    spin_max_shift_m: float = 0.12  # more translation in one step starts a new spin (a turn drifts up to ~8 cm)
     closure_window_rad: float = math.radians(15.0)
     closure_step_rad: float = math.radians(0.25)
     closure_min_points: int = 60  # both scans need this many points
