@@ -6,9 +6,9 @@
 
 Runs the same procedural GOAT episodes (ground-truth semantics) under each setting and prints SR, SPL, collisions
 per 100 m walked, and the pose error of what the agent acted on against the simulator's truth (median and 95th
-percentile over all actions, metres and degrees; and the median at the end of each subtask). Settings: ``ideal``,
-``stretch`` and ``stretch-nolocaliser`` (the drifting odometry taken as the pose), and with ``--sweep`` one knob
-of the stretch profile at a time on top of ``ideal`` (docs/realism.md).
+percentile over all actions, metres and degrees; and the median at the end of each subtask) and the failure
+classes. Settings: ``ideal``, ``stretch`` and ``stretch-nolocaliser`` (the drifting odometry taken as the pose),
+and with ``--sweep`` one knob of the stretch profile at a time on top of ``ideal`` (docs/realism.md).
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ class SettingResult:
     pose_error_deg: tuple[float, float]
     end_error_median_m: float
     elapsed_s: float
+    failures: dict[str, int]  # failed subtasks per class (goat_suites.common.failures), classes with none left out
 
 
 def _setting(name: str, seed: int) -> RealismConfig:
@@ -90,7 +91,7 @@ def _run(name: str, realism: RealismConfig, episodes: list[GoatEpisode], max_act
         subtasks=summary.num_subtasks, collisions_per_100m=100.0 * collisions / max(walked_m, 1e-9),
         pose_error_m=(_pct(pos, 50), _pct(pos, 95)), pose_error_deg=(_pct(deg, 50), _pct(deg, 95)),
         end_error_median_m=statistics.median(pos[ends]) if ends and len(pos) else 0.0,
-        elapsed_s=time.monotonic() - started)
+        elapsed_s=time.monotonic() - started, failures={k: v for k, v in summary.failures.items() if v})
 
 
 def _pct(values: np.ndarray, q: float) -> float:
@@ -99,11 +100,12 @@ def _pct(values: np.ndarray, q: float) -> float:
 
 def _table(results: list[SettingResult]) -> str:
     lines = [f"{'setting':<24}{'SR':>7}{'SPL':>7}{'n':>5}{'coll/100m':>11}{'pose m med/p95':>17}"
-             f"{'pose deg med/p95':>18}{'end m med':>11}{'s':>7}"]
+             f"{'pose deg med/p95':>18}{'end m med':>11}{'s':>7}  failures"]
     for r in results:
         lines.append(f"{r.name:<24}{r.success_rate:>7.3f}{r.spl:>7.3f}{r.subtasks:>5d}{r.collisions_per_100m:>11.1f}"
                      f"{r.pose_error_m[0]:>9.3f}/{r.pose_error_m[1]:<7.3f}{r.pose_error_deg[0]:>9.2f}/"
-                     f"{r.pose_error_deg[1]:<8.2f}{r.end_error_median_m:>11.3f}{r.elapsed_s:>7.0f}")
+                     f"{r.pose_error_deg[1]:<8.2f}{r.end_error_median_m:>11.3f}{r.elapsed_s:>7.0f}  "
+                     + (" ".join(f"{k} {v}" for k, v in r.failures.items()) or "-"))
     return "\n".join(lines)
 
 

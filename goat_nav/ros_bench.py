@@ -28,9 +28,11 @@ from goat_ros.record import bag_folder, check_bag_path
 from goat_suites.common.episode_files import save_goat_dataset
 from goat_suites.common.episodes import GoatDataset, GoatEpisode
 from goat_suites.common.outputs import run_progress
+from goat_suites.common.realism import realism_from_args, ros_realism_overrides
 from goat_suites.common.results import SubtaskRecord, summarise, write_results_json
 from goat_suites.common.resume import record_command
 from goat_suites.common.runner import RunConfig
+from sim_bridge.embedded.realism import RealismConfig
 
 if TYPE_CHECKING:
     from goat_ros.recorder_node import RecorderNode
@@ -38,10 +40,12 @@ if TYPE_CHECKING:
 
 def graph_overrides(episodes_file: Path, run_config: RunConfig, agent_config_file: Path,
                     recorder: Optional[Mapping[str, Any]] = None, perception_errors: str = "off",
-                    perception_errors_seed: int = 0, evidence: bool = False) -> dict[str, dict[str, Any]]:
+                    perception_errors_seed: int = 0, evidence: bool = False,
+                    realism: Optional[RealismConfig] = None) -> dict[str, dict[str, Any]]:
     """The parameter overrides that make the bench bringup run ``run_config`` with the agent settings file
     ``agent_config_file`` (and record, given ``recorder``); the controller's perception goes through the
-    detector error model ``perception_errors`` (seeded) with evidence over views on or off, as in process."""
+    detector error model ``perception_errors`` (seeded) with evidence over views on or off, as in process, under
+    the realism profile ``realism`` (default ideal)."""
     overrides: dict[str, dict[str, Any]] = {
         "episode_player": {"episodes_file": str(episodes_file),
                            "max_actions_per_episode": run_config.max_actions_per_episode or 0,
@@ -54,6 +58,9 @@ def graph_overrides(episodes_file: Path, run_config: RunConfig, agent_config_fil
     }
     if recorder is not None:
         overrides["recorder"] = dict(recorder)
+    if realism is not None and not realism.is_ideal:
+        for node, params in ros_realism_overrides(realism).items():
+            overrides.setdefault(node, {}).update(params)
     return overrides
 
 
@@ -87,11 +94,12 @@ def run_graph(episodes: Sequence[GoatEpisode], run_config: RunConfig, timeout_s:
               on_start: Optional[Callable[[list[Any]], None]] = None, record: Optional[Path] = None,
               run_info: Optional[Mapping[str, Any]] = None,
               agent_config: Optional[AgentConfig] = None, perception_errors: str = "off",
-              perception_errors_seed: int = 0) -> list[SubtaskRecord]:
-    """Run ``episodes`` through the bench graph with ``agent_config`` (default: the defaults); return the
-    evaluator's records (one per subtask, in order). ``perception_errors`` (a preset of goat_core.perception.
-    detector_errors, seeded by ``perception_errors_seed``) puts the controller's ground truth through the detector
-    error model, as ``goat-nav bench --perception-errors`` does in process.
+              perception_errors_seed: int = 0, realism: Optional[RealismConfig] = None) -> list[SubtaskRecord]:
+    """Run ``episodes`` through the bench graph with ``agent_config`` (default: the defaults) under the realism
+    profile ``realism`` (default ideal); return the evaluator's records (one per subtask, in order).
+    ``perception_errors`` (a preset of goat_core.perception.detector_errors, seeded by ``perception_errors_seed``)
+    puts the controller's ground truth through the detector error model, as ``goat-nav bench --perception-errors``
+    does in process.
 
     ``on_record`` gets all records so far whenever one is added; ``on_start`` gets the nodes once they exist.
     ``record`` names a new rosbag2 bag (checked before any node starts) that the recorder node writes, with
@@ -121,7 +129,7 @@ def run_graph(episodes: Sequence[GoatEpisode], run_config: RunConfig, timeout_s:
         nodes: list[Any] = []
         try:
             overrides = graph_overrides(episodes_file, run_config, agent_config_file, recorder_params,
-                                        perception_errors, perception_errors_seed, evidence)
+                                        perception_errors, perception_errors_seed, evidence, realism)
             for factory in node_factories("bench", overrides, record=record is not None):
                 nodes.append(factory())
                 executor.add_node(nodes[-1])
@@ -176,7 +184,7 @@ def run_ros_bench(args: argparse.Namespace) -> int:
 
     records = run_graph(episodes, run_config, on_record=write, record=args.record, run_info=run_info,
                         agent_config=agent_config_from_args(args), perception_errors=args.perception_errors,
-                        perception_errors_seed=int(args.seed or 0))
+                        perception_errors_seed=int(args.seed or 0), realism=realism_from_args(args))
     write(records)
     if not args.quiet:
         print(file=sys.stderr)

@@ -54,11 +54,23 @@ def test_bad_multiplier_names_the_value(capsys: pytest.CaptureFixture[str]) -> N
     assert "'-1'" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("extra", [["--suite", "langmap"], ["--ros"]])
-def test_realism_runs_in_process_goat_only(extra: list[str]) -> None:
+def test_realism_runs_in_the_goat_suite_only() -> None:
     with pytest.raises(GoatError, match="realism"):
-        _check_bench_args(_bench("--realism", "stretch", *extra))
-    _check_bench_args(_bench(*extra))  # ideal is fine everywhere
+        _check_bench_args(_bench("--realism", "stretch", "--suite", "langmap"))
+    _check_bench_args(_bench("--suite", "langmap"))  # ideal is fine everywhere
+    _check_bench_args(_bench("--ros"))
+
+
+def test_ros_takes_named_profiles_only() -> None:
+    """The simulator bridge takes a profile's name, so --ros refuses a knob that changes the profile."""
+    _check_bench_args(_bench("--realism", "stretch", "--ros"))
+    _check_bench_args(_bench("--realism", "stretch", "--ros", "--no-localiser"))
+    _check_bench_args(_bench("--realism", "stretch", "--ros", "--depth-noise", "1"))  # the profile's own value
+    for knob in (["--depth-noise", "2"], ["--depth-model", "redwood"], ["--odom-drift", "0.5"]):
+        with pytest.raises(GoatError, match="simulator bridge cannot be given"):
+            _check_bench_args(_bench("--realism", "stretch", "--ros", *knob))
+    with pytest.raises(GoatError, match="--ros runs a realism profile"):
+        _check_bench_args(_bench("--ros", "--odom-drift", "1"))  # a custom profile on top of ideal
 
 
 def test_agent_senses_pass_ideal_observations_through() -> None:

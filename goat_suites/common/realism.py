@@ -59,12 +59,35 @@ def realism_from_args(args: argparse.Namespace) -> RealismConfig:
 
 
 def check_realism_args(args: argparse.Namespace) -> None:
-    """Realism runs in the in-process GOAT suite only (for now)."""
-    if realism_from_args(args).is_ideal:
+    """Realism runs in the GOAT suite only (for now); through the ROS graph (``--ros``) as a named profile, since
+    the simulator bridge takes a profile's name (its ``realism`` parameter), not each knob."""
+    realism = realism_from_args(args)
+    if realism.is_ideal:
         return
-    if getattr(args, "suite", "goat") != "goat" or getattr(args, "ros", False):
+    if getattr(args, "suite", "goat") != "goat":
         raise ConfigError("--realism other than ideal (and --depth-noise/--motion-noise/--odom-drift above 0) runs "
-                          "with the in-process GOAT suite only for now (goat-nav bench without --ros or --suite)")
+                          "with the GOAT suite only for now (goat-nav bench without --suite)")
+    if getattr(args, "ros", False) and not _is_named_profile(realism):
+        raise ConfigError(f"--ros runs a realism profile as it is named ({', '.join(REALISM_PROFILES)}); "
+                          f"--depth-noise, --motion-noise, --odom-drift and --depth-model change it to "
+                          f"{realism.describe()!r}, which the simulator bridge cannot be given")
+
+
+def _is_named_profile(config: RealismConfig) -> bool:
+    named = realism_profile(config.profile, localiser=config.localiser, seed=config.seed) \
+        if config.profile in REALISM_PROFILES else None
+    return named == config
+
+
+def ros_realism_overrides(config: RealismConfig) -> dict[str, dict[str, Any]]:
+    """The ROS graph's parameters of a named realism profile: the simulator bridge's models, and the controller's
+    localiser as :func:`localiser_for` sets it up in process (so both take the same actions), and the evaluator
+    scoring by the simulator's truth (the controller reports its belief)."""
+    localiser = localiser_for(config)
+    return {"sim_bridge": {"realism": config.profile, "realism_seed": config.seed},
+            "controller": {"localise": bool(localiser is not None and localiser.register),
+                           "filter_depth": bool(localiser is not None and localiser.filter_depth_images)},
+            "evaluator": {"score_from_ground_truth": True}}
 
 
 def realism_meta(config: RealismConfig) -> dict[str, Any]:

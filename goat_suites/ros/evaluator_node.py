@@ -12,10 +12,12 @@ from __future__ import annotations
 import math
 from typing import Any, Optional
 
+from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 
 from goat_core.errors import GoatError
+from goat_core.types import Pose2D
 from goat_interfaces.msg import SubtaskOutcome, SubtaskResult
 from goat_ros import conversions as cv
 from goat_ros import topics
@@ -40,6 +42,12 @@ class EvaluatorNode(Node):
         self.results: list[SubtaskResult] = []  # everything published, including unscorable outcomes
         self._scored: set[tuple[str, int]] = set()  # (episode, subtask) of the file already scored
         self._pub = self.create_publisher(SubtaskResult, topics.RESULT, RELIABLE)
+        # score_from_ground_truth: the true poses of the observation sets since the last outcome (one per stamp).
+        self._truth: list[Pose2D] = []
+        self._truth_stamp_ns: Optional[int] = None
+        self._truth_final: Optional[Pose2D] = None  # where the last scored subtask ended
+        if self.params.score_from_ground_truth:
+            self.create_subscription(Odometry, topics.GROUND_TRUTH_ODOM, self._on_truth, RELIABLE)
         self.create_subscription(SubtaskOutcome, topics.OUTCOME, self._on_outcome, RELIABLE)
         self.get_logger().info(f"evaluator ready ({len(episodes)} episodes known)")
 
@@ -57,9 +65,31 @@ class EvaluatorNode(Node):
         if episode is None or msg.subtask_index >= len(episode.tasks):
             error = msg.error or "goal is not in the evaluator's episode file: not scored"
             return unscored_error(msg.episode_id, msg.subtask_index, msg.modality, error)
-        return self._scorer.score(episode, msg.subtask_index, msg.stop_reason, list(msg.actions),
-                                  [cv.msg_to_pose2d(p) for p in msg.poses], msg.error or None,
-                                  cv.msg_to_stop_decision(msg))
+        poses = [cv.msg_to_pose2d(p) for p in msg.poses]
+        if self.params.score_from_ground_truth:
+            truth = self._truth_of_subtask(msg.subtask_index)
+            if len(truth) == len(poses):
+                poses = truth
+            else:
+                self.get_logger().warning(f"{msg.episode_id}/{msg.subtask_index}: {len(truth)} true poses for "
+                                          f"{len(poses)} reported: scored by the reported poses")
+        return self._scorer.score(episode, msg.subtask_index, msg.stop_reason, list(msg.actions), poses,
+                                  msg.error or None, cv.msg_to_stop_decision(msg))
+
+    def _on_truth(self, msg: Odometry) -> None:
+        stamp_ns = cv.ns_from_time(msg.header.stamp)
+        if stamp_ns != self._truth_stamp_ns:  # a set published again (same stamp) adds no pose
+            self._truth_stamp_ns = stamp_ns
+            self._truth.append(cv.odometry_to_pose2d(msg))
+
+    def _truth_of_subtask(self, index: int) -> list[Pose2D]:
+        """The true poses of the subtask that just ended: where the previous one ended (a later subtask starts
+        there, on the same observation set) and one per set since; an episode's first starts at its reset."""
+        poses = ([self._truth_final] if index > 0 and self._truth_final is not None else []) + self._truth
+        self._truth = []
+        if poses:
+            self._truth_final = poses[-1]
+        return poses
 
     def _on_outcome(self, msg: SubtaskOutcome) -> None:
         key = (msg.episode_id, msg.subtask_index)

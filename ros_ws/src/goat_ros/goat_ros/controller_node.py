@@ -22,6 +22,7 @@ from typing import Any, Optional
 
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from std_msgs.msg import String
+from tf2_msgs.msg import TFMessage
 
 from goat_core.errors import GoatError
 from goat_core.types import DiscreteAction, StopDecision
@@ -51,6 +52,7 @@ class ControllerNode(ReleasedAtTeardown, LifecycleNode):
         self.agent: Any = None
         self._s: Any = None
         self._held_goal: Optional[GoalMsg] = None  # the newest goal that came while inactive
+        self._pub_tf: Any = None  # map -> odom on /tf, with the localiser (params.localise / filter_depth)
         self._start_lifecycle()
 
     # ----------------------------------------------------------------------------------------- lifecycle
@@ -76,6 +78,8 @@ class ControllerNode(ReleasedAtTeardown, LifecycleNode):
         made.subscription(GoalMsg, topics.GOAL, self._on_goal, GOAL_QOS)
         made.subscription(String, topics.CANCEL_GOAL, self._on_cancel, GOAL_QOS)
         self._pub = ControllerPublishers.make(made)
+        # With the localiser, map -> odom moves: it goes on /tf after every act instead of once on /tf_static.
+        self._pub_tf = made.publisher(TFMessage, topics.TF, RELIABLE) if self._s.localiser is not None else None
         self._sender = ActionSender(self, self.params.action_timeout_s, lambda: self._s.subtask, self._on_result,
                                     lambda error: self._finish(SubtaskOutcome.ERROR, error))
         made.timer(1.0, self._check_timeout)
@@ -105,7 +109,7 @@ class ControllerNode(ReleasedAtTeardown, LifecycleNode):
             self._sender.close()
             self._sender = None
         self._entities.destroy_all()
-        self.agent = self._s = None
+        self.agent = self._s = self._pub_tf = None
         self._held_goal = None
 
     def close(self) -> None:
@@ -155,7 +159,7 @@ class ControllerNode(ReleasedAtTeardown, LifecycleNode):
         sub = self._s.ready()
         if sub is None:
             return
-        if self._s.anchor_episode():
+        if self._s.anchor_episode() and self._pub_tf is None:
             self._pub.tf_static.publish(msgs.map_to_odom_tf(self._s.anchor, self._now_ns()))
         try:
             pose, action = self._s.act(sub)
@@ -164,8 +168,10 @@ class ControllerNode(ReleasedAtTeardown, LifecycleNode):
             self.get_logger().error(f"subtask {sub.name}: {kind}{exc}")
             self._finish(SubtaskOutcome.ERROR, f"{kind}{exc}")
             return
+        if self._pub_tf is not None:  # the localiser's correction, stamped with the set it came from
+            self._pub_tf.publish(msgs.map_to_odom_tf(self._s.map_anchor(), self._s.sync.latest_stamp_ns))
         if (self._nav2 is not None and action is not DiscreteAction.STOP
-                and self._nav2.hand_over(sub, self.agent, pose, action, self._s.anchor)):
+                and self._nav2.hand_over(sub, self.agent, pose, action, self._s.map_anchor())):
             if self.params.publish_debug:
                 self._publish_debug()
             return
@@ -215,7 +221,8 @@ class ControllerNode(ReleasedAtTeardown, LifecycleNode):
             return  # a new goal or shutdown ended that subtask, and cancelled the Nav2 goal
         action = sub.nav2_ended()
         if done.succeeded:  # Nav2 stops at the goal: the newest odometry is where the robot ended
-            self._finish(SubtaskOutcome.STOP, decision=sub.nav2_reached(self._s.sync.odom_pose(), self._s.anchor))
+            self._finish(SubtaskOutcome.STOP,
+                         decision=sub.nav2_reached(self._s.sync.odom_pose(), self._s.map_anchor()))
             return
         self._nav2.fall_back(sub, done.failure())
         step = self._s.resume_after_nav2(action, self.params.sync_tolerance_s > 0.0, self._now_ns())

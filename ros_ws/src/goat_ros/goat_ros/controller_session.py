@@ -10,6 +10,10 @@ scanning and exploring still go through ``/goat/execute_action``; when it heads 
 (``goat_ros.nav2_mode.handover_instance``), that instance's approach pose goes to Nav2 instead, and Nav2's
 success ends the subtask with STOP. A Nav2 failure, a timeout or no free approach pose leave the rest of the
 subtask to discrete actions.
+
+``localise`` / ``filter_depth`` (the robot, the simulator's stretch realism; docs/realism.md): every observation set
+passes through the core localiser before the agent sees it, as ``goat-nav bench`` does in process, so the agent
+acts on the corrected pose; the node publishes the localiser's ``map -> odom``.
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
-from goat_core.types import DiscreteAction, Instance, Pose2D, StopDecision
+from goat_core.localisation.localiser import Localiser, compose, inverse
+from goat_core.types import DiscreteAction, Instance, Observation, Pose2D, StopDecision
 from goat_core.vocabulary import OBJECT_LABELS
 from goat_interfaces.msg import Goal as GoalMsg
 from goat_ros import conversions as cv
@@ -117,6 +122,10 @@ class ControllerSession:
         self.anchor: Optional[Pose2D] = None
         self.need_stamp_ns = 0  # the next act needs an observation set at least this new
         self.feedback: Optional[ActionFeedback] = None
+        # The agent's localiser (off by default: the simulator's ideal /odom is the true pose).
+        self.localiser = (Localiser(register=params.localise, filter_depth_images=params.filter_depth)
+                          if params.localise or params.filter_depth else None)
+        self._localised: Optional[tuple[int, Observation]] = None  # each set is localised once (by its stamp)
 
     def start(self, msg: GoalMsg) -> None:
         """Make ``msg`` the running subtask; a new episode resets the agent. Raises GoatError for a goal the agent
@@ -129,6 +138,9 @@ class ControllerSession:
             self.agent.reset_episode()
             self.episode_id = msg.episode_id
             self.anchor = None
+            if self.localiser is not None:
+                self.localiser.reset()
+            self._localised = None
         self.agent.start_subtask(goal)
 
     def ready(self) -> Optional[Subtask]:
@@ -147,10 +159,26 @@ class ControllerSession:
 
     def act(self, sub: Subtask) -> tuple[Pose2D, DiscreteAction]:
         """The agent's step on the newest observation set, and the pose it was taken at (episode frame)."""
-        obs = self.sync.observation(self.feedback, self.anchor)
+        obs = self.localised(self.sync.observation(self.feedback, self.anchor))
         if not sub.poses:
             sub.poses.append(obs.pose)
         return obs.pose, self.agent.act(obs)
+
+    def localised(self, obs: Observation) -> Observation:
+        """``obs`` as the localiser corrects it (the same set twice, as a new subtask's first act: localised once)."""
+        if self.localiser is None:
+            return obs
+        stamp = self.sync.latest_stamp_ns
+        if self._localised is None or self._localised[0] != stamp:
+            self._localised = (stamp, self.localiser.localise(obs))
+        return self._localised[1]
+
+    def map_anchor(self) -> Optional[Pose2D]:
+        """The odom pose that the map frame's origin has now: the episode anchor, corrected by the localiser
+        (``map -> odom`` is its inverse)."""
+        if self.localiser is None or self.anchor is None:
+            return self.anchor
+        return compose(self.anchor, inverse(self.localiser.map_to_odom))
 
     def action_done(self, sub: Subtask, result: Any) -> None:
         """A successful ExecuteAction ``result``: act next on the set it names, from the pose it reports."""
@@ -158,7 +186,7 @@ class ControllerSession:
                                        pose=cv.msg_to_pose2d(result.pose), collided=bool(result.collided),
                                        step=int(result.step))
         self.need_stamp_ns = self.feedback.stamp_ns
-        sub.poses.append(to_episode_frame(self.feedback.pose, self.anchor))
+        sub.poses.append(to_episode_frame(self.feedback.pose, self.map_anchor()))  # as the agent believes
 
     def resume_after_nav2(self, action: Optional[DiscreteAction], streaming: bool,
                           now_ns: int) -> Optional[DiscreteAction]:

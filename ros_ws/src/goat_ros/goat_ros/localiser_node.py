@@ -4,7 +4,9 @@ A thin adapter over :class:`goat_core.localisation.localiser.Localiser` (docs/re
 observation set from the robot topics (depth, camera info, joint states, ``/odom``), localises it, and publishes
 the ``map -> odom`` transform on ``/tf`` with the set's stamp, as AMCL or slam_toolbox do. The same node runs
 beside the simulator bridge (``realism:=stretch``) and on the Stretch. A ``Trigger`` on ``/goat/localiser/reset``
-starts a new map (a new episode). Not in any bringup yet: the controller does not read ``map -> odom`` so far.
+starts a new map (a new episode). Not in any bringup: the controller runs the same core localiser on the
+observation sets it acts on (its ``localise`` parameter) and publishes ``map -> odom`` itself, which keeps its
+actions those of the in-process run; this node serves a graph whose controller does not (start one of the two).
 """
 
 from __future__ import annotations

@@ -68,6 +68,11 @@ class ControllerParams:
     publish_debug: bool = _p(True, "publish /goat/map, instance markers, the path and the goal for rviz")
     sync_tolerance_s: float = _p(0.0, "0: one observation set shares one stamp (simulator bridge); > 0: parts "
                                       "within this of each colour image form a set (real sensors, e.g. 0.05)")
+    localise: bool = _p(False, "correct the drifting /odom by registering each depth frame against the agent's own "
+                               "map (goat_core.localisation, docs/realism.md) and publish map -> odom on /tf; for "
+                               "the robot and the simulator's stretch realism")
+    filter_depth: bool = _p(False, "drop far returns, flying pixels and speckles of noisy depth before the agent maps "
+                                   "it (D435 depth: the robot and the simulator's stretch realism)")
     motion_mode: str = _p("discrete", "discrete (every step through /goat/execute_action) or nav2 (the final "
                                       "approach to a confident match goes to Nav2 through nav2_simple_commander; "
                                       "needs goat_stretch and a running Nav2, docs/robot.md)")
@@ -118,6 +123,9 @@ class EvaluatorParams:
     success_distance_m: float = _p(0.25, "success radius in metres (GOAT-Bench config: 0.25 geodesic)")
     success_metric: str = _p("geodesic_viewpoint", "geodesic_viewpoint (GOAT-Bench) or euclidean_object (paper)")
     results_file: str = _p("", "write the results JSON here after every subtask; empty: do not write")
+    score_from_ground_truth: bool = _p(False, "score paths and final positions by the simulator's true pose on "
+                                              "/sim/ground_truth/odom, not the poses the controller reports (the "
+                                              "simulator's stretch realism: those are its drifting belief)")
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,11 @@ as the scan:
 3. a prior on the predicted pose (information ``prior_*``) joins every Gauss-Newton step, so a direction the
    scan does not constrain (a corridor's axis, a single wall) stays where odometry put it, and a registration
    with too few paired points or too large a jump is refused (odometry alone then);
-4. the scan joins the map at the corrected pose, and ``map -> odom`` = corrected pose * odometry pose^-1 is
+4. a turn on the spot that has come full circle (the agent's look-around) closes a loop: the scan is matched
+   against the spin's frame that looked the same way (a correlative search over the heading, then ICP), the
+   spin's frames are re-placed along the registered turn and the odometry's rotation scale is learnt from it;
+   a look-around's 30 deg steps overlap little, so without this its heading drifts by the scale error;
+5. the scan joins the map at the corrected pose, and ``map -> odom`` = corrected pose * odometry pose^-1 is
    what a ROS node would publish.
 
 Depth is filtered before anything maps it (:func:`filter_depth`): returns beyond the range the D435 measures
@@ -91,7 +95,7 @@ class LocaliserConfig:
     min_height_m: float = 0.2  # scan points: above the floor's noise ...
     max_height_m: float = 1.8  # ... and below the ceiling
     max_range_m: float = 4.0
-    stride_px: int = 4
+    stride_px: int = 2  # every second pixel of every second row (4: the heading of near scans wanders)
     voxel_m: float = 0.05
     max_iterations: int = 12
     max_pair_m: float = 0.25  # nearest map point farther than this: no pair (first iterations) ...
@@ -114,11 +118,22 @@ class LocaliserConfig:
     scale_prior_m2: float = 1.0
     scale_prior_rad2: float = 0.5
     max_scale_error: float = 0.08
+    # Loop closure of a turn in place (a look-around): once the base has turned a full circle on the spot, the
+    # scan is registered against the spin's frame that looked the same way (a correlative yaw search of
+    # +-``closure_window_rad`` in ``closure_step_rad`` steps, then ICP), and the spin's frames are re-placed.
+    closure: bool = True
+    spin_max_shift_m: float = 0.12  # more translation in one step starts a new spin (a turn drifts up to ~8 cm)
+    closure_window_rad: float = math.radians(15.0)
+    closure_step_rad: float = math.radians(0.25)
+    closure_min_points: int = 60  # both scans need this many points
+    closure_min_overlap: float = 0.5  # of the current scan's points within closure_match_m at the best yaw
+    closure_match_m: float = 0.05
     filter: DepthFilterConfig = DepthFilterConfig()
 
     def __post_init__(self) -> None:
         for name in ("max_range_m", "voxel_m", "max_pair_m", "final_pair_m", "point_sigma_m", "cauchy_scale",
-                     "prior_sigma_xy_m", "prior_sigma_yaw_rad", "max_correction_m", "max_correction_rad"):
+                     "prior_sigma_xy_m", "prior_sigma_yaw_rad", "max_correction_m", "max_correction_rad",
+                     "spin_max_shift_m", "closure_window_rad", "closure_step_rad", "closure_match_m"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0.0):
                 raise ConfigError(f"LocaliserConfig.{name} must be a positive number, got {value!r}")
@@ -138,6 +153,15 @@ class RegistrationResult:
     pairs: int
     scan_points: int
     correction: Pose2D  # the change of the map pose made by this frame (map frame, at the predicted pose)
+
+
+@dataclass
+class _Frame:
+    """A frame that joined the map: its scan (base frame), its pose, and the odometry's turn since the spin began."""
+
+    scan: np.ndarray
+    pose: Pose2D
+    spin_turn_rad: float
 
 
 class Localiser:
@@ -162,6 +186,11 @@ class Localiser:
         self._scale_yaw = 0.0
         self._sum_xy = [0.0, 0.0]  # sum of d^2, sum of d * (registered - d)
         self._sum_yaw = [0.0, 0.0]
+        self._frames: list[_Frame] = []
+        self._spin_start = 0  # index of the current spin's first frame
+        self._spin_turn_rad = 0.0  # the odometry's signed turn since then
+        self._spin_closed_rad = 0.0  # the spin turn at its last loop closure
+        self.closures = 0  # loop closures made this episode
         self.last: Optional[RegistrationResult] = None
 
     @property
@@ -179,15 +208,23 @@ class Localiser:
             pose = compose(self.map_to_odom, obs.pose)
         else:
             moved = compose(inverse(self._last_odom), obs.pose)
+            self._track_spin(moved)
             predicted = compose(self._last_pose, self._calibrated(moved))
             pose = predicted
             if scan.shape[0] > 0 and self._tree is not None:
                 pose, self.last = self._register(scan, predicted, moved)
                 if self.last.accepted:
                     self._learn_scale(moved, compose(inverse(self._last_pose), pose))
+        closed = self._close_spin(scan, pose)
+        if closed is not None:
+            pose = closed
         self._last_odom, self._last_pose = obs.pose, pose
         self.map_to_odom = compose(pose, inverse(obs.pose))
-        self._add(scan, pose)
+        self._frames.append(_Frame(scan, pose, self._spin_turn_rad))
+        if closed is not None:
+            self._rebuild_map()
+        else:
+            self._add(scan, pose)
         return replace(obs, pose=pose)
 
     @property
@@ -202,19 +239,92 @@ class Localiser:
     def _learn_scale(self, moved: Pose2D, registered: Pose2D) -> None:
         """Least-squares scale errors from the registered motions: wheel odometry's errors are mostly a per-run
         scale (a wheel diameter, the wheel separation), so learning them keeps the prediction close."""
-        cfg = self.config
         d = math.hypot(moved.x_m, moved.y_m)
         if d > 1e-6:
             along = (registered.x_m * moved.x_m + registered.y_m * moved.y_m) / d
             self._sum_xy[0] += d * d
             self._sum_xy[1] += d * (along - d)
-            self._scale_xy = float(np.clip(self._sum_xy[1] / (self._sum_xy[0] + cfg.scale_prior_m2),
-                                           -cfg.max_scale_error, cfg.max_scale_error))
         if abs(moved.yaw_rad) > 1e-6:
-            self._sum_yaw[0] += moved.yaw_rad ** 2
-            self._sum_yaw[1] += moved.yaw_rad * (registered.yaw_rad - moved.yaw_rad)
-            self._scale_yaw = float(np.clip(self._sum_yaw[1] / (self._sum_yaw[0] + cfg.scale_prior_rad2),
-                                            -cfg.max_scale_error, cfg.max_scale_error))
+            self._learn_turn(moved.yaw_rad, registered.yaw_rad)
+        self._update_scales()
+
+    def _learn_turn(self, odom_turn_rad: float, registered_turn_rad: float) -> None:
+        self._sum_yaw[0] += odom_turn_rad ** 2
+        self._sum_yaw[1] += odom_turn_rad * (registered_turn_rad - odom_turn_rad)
+
+    def _update_scales(self) -> None:
+        cfg = self.config
+        self._scale_xy = float(np.clip(self._sum_xy[1] / (self._sum_xy[0] + cfg.scale_prior_m2),
+                                       -cfg.max_scale_error, cfg.max_scale_error))
+        self._scale_yaw = float(np.clip(self._sum_yaw[1] / (self._sum_yaw[0] + cfg.scale_prior_rad2),
+                                        -cfg.max_scale_error, cfg.max_scale_error))
+
+    # ---------------------------------------------------------------------------------- loop closure of spins
+
+    def _track_spin(self, moved: Pose2D) -> None:
+        """A turn on the spot continues the spin; a translation starts a new one (at the frame to come)."""
+        if math.hypot(moved.x_m, moved.y_m) > self.config.spin_max_shift_m:
+            self._spin_start = len(self._frames)
+            self._spin_turn_rad = 0.0
+            self._spin_closed_rad = 0.0
+        else:
+            self._spin_turn_rad += moved.yaw_rad
+
+    def _close_spin(self, scan: np.ndarray, pose: Pose2D) -> Optional[Pose2D]:
+        """After a full circle on the spot: the pose registered against the spin's frame that looked the same
+        way, with the spin's frames re-placed and the odometry's rotation scale learnt; None if no closure."""
+        cfg = self.config
+        if not (cfg.closure and self.register) or scan.shape[0] < cfg.closure_min_points:
+            return None
+        turn = self._spin_turn_rad
+        if abs(turn - self._spin_closed_rad) < 2.0 * math.pi - cfg.closure_window_rad:
+            return None
+        spin = self._frames[self._spin_start:]
+        candidates = [(k, f) for k, f in enumerate(spin)
+                      if abs(abs(turn - f.spin_turn_rad) - 2.0 * math.pi) <= cfg.closure_window_rad
+                      and f.scan.shape[0] >= cfg.closure_min_points]
+        if not candidates:
+            return None
+        k, ref = max(candidates, key=lambda kf: kf[1].scan.shape[0])
+        target = _transform(ref.scan, ref.pose)
+        tree = cKDTree(target)
+        # Correlative search over yaw about the current position: the fraction of scan points on the old scan.
+        offsets = np.arange(-cfg.closure_window_rad, cfg.closure_window_rad + 1e-9, cfg.closure_step_rad)
+        scores = [_overlap(tree, _transform(scan, Pose2D(pose.x_m, pose.y_m, pose.yaw_rad + float(o))),
+                           cfg.closure_match_m) for o in offsets]
+        best = int(np.argmax(scores))
+        if scores[best] < cfg.closure_min_overlap:
+            return None
+        start = Pose2D(pose.x_m, pose.y_m, wrap_angle_rad(pose.yaw_rad + float(offsets[best])))
+        sigma_yaw = cfg.closure_step_rad * 2.0
+        prior = np.diag([cfg.prior_sigma_xy_m ** -2, cfg.prior_sigma_xy_m ** -2, sigma_yaw ** -2])
+        x, pairs = self._icp(scan, start, prior, tree, target)
+        if pairs < cfg.closure_min_overlap * scan.shape[0]:
+            return None
+        closed = Pose2D(float(x[0]), float(x[1]), wrap_angle_rad(float(x[2])))
+        # The turn from the reference to now, as registered: the odometry's turn plus the pose's difference.
+        span = turn - ref.spin_turn_rad
+        registered = span + wrap_angle_rad(closed.yaw_rad - ref.pose.yaw_rad - span)
+        # Re-place the spin's frames after the reference: their headings by the odometry's turn scaled to the
+        # registered one (a scale error grows with the turn; the weak registrations of a young map are dropped),
+        # their positions by a share of the correction.
+        dx, dy = closed.x_m - pose.x_m, closed.y_m - pose.y_m
+        for f in spin[k + 1:]:
+            share = (f.spin_turn_rad - ref.spin_turn_rad) / span
+            f.pose = Pose2D(f.pose.x_m + share * dx, f.pose.y_m + share * dy,
+                            wrap_angle_rad(ref.pose.yaw_rad + share * registered))
+        self._learn_turn(span, registered)
+        self._update_scales()
+        self._spin_closed_rad = turn
+        self.closures += 1
+        return closed
+
+    def _rebuild_map(self) -> None:
+        self._map_xy = np.zeros((0, 2))
+        self._map_keys = set()
+        for f in self._frames:
+            self._add(f.scan, f.pose, rebuild_tree=False)
+        self._tree = cKDTree(self._map_xy) if self._map_xy.shape[0] else None
 
     # ---------------------------------------------------------------------------------------------- internals
 
@@ -231,7 +341,7 @@ class Localiser:
         _, first = np.unique(np.floor(xy / cfg.voxel_m).astype(np.int64), axis=0, return_index=True)
         return np.asarray(xy[np.sort(first)])
 
-    def _add(self, scan_base: np.ndarray, pose: Pose2D) -> None:
+    def _add(self, scan_base: np.ndarray, pose: Pose2D, rebuild_tree: bool = True) -> None:
         if scan_base.shape[0] == 0:
             return
         xy = _transform(scan_base, pose)
@@ -242,7 +352,8 @@ class Localiser:
             return
         self._map_keys.update(int(k) for k in keys[new])
         self._map_xy = np.vstack([self._map_xy, xy[new]])
-        self._tree = cKDTree(self._map_xy)
+        if rebuild_tree:
+            self._tree = cKDTree(self._map_xy)
 
     def _register(self, scan: np.ndarray, predicted: Pose2D, moved: Pose2D) -> tuple[Pose2D, RegistrationResult]:
         """Point-to-line ICP with a prior on ``predicted``; the predicted pose when refused."""
@@ -252,18 +363,34 @@ class Localiser:
         sigma_yaw = cfg.prior_sigma_yaw_rad + cfg.prior_per_rad * abs(moved.yaw_rad)
         prior = np.diag([sigma_xy ** -2, sigma_xy ** -2, sigma_yaw ** -2])
         x0 = np.array([predicted.x_m, predicted.y_m, predicted.yaw_rad])
+        x, pairs = self._icp(scan, predicted, prior, self._tree, self._map_xy)
+        corrected = Pose2D(float(x[0]), float(x[1]), wrap_angle_rad(float(x[2])))
+        shift_m = math.hypot(x[0] - x0[0], x[1] - x0[1])
+        turn_rad = abs(wrap_angle_rad(float(x[2] - x0[2])))
+        accepted = (pairs >= cfg.min_pairs and pairs >= cfg.min_paired_fraction * scan.shape[0]
+                    and shift_m <= cfg.max_correction_m and turn_rad <= cfg.max_correction_rad)
+        pose = corrected if accepted else predicted
+        result = RegistrationResult(accepted, pairs, int(scan.shape[0]), compose(inverse(predicted), pose))
+        return pose, result
+
+    def _icp(self, scan: np.ndarray, start: Pose2D, prior: np.ndarray, tree: cKDTree,
+             points: np.ndarray) -> tuple[np.ndarray, int]:
+        """Generalised ICP of ``scan`` against ``points`` (indexed by ``tree``) from ``start``, with the Gaussian
+        prior of information ``prior`` on ``start``: the (x, y, yaw) reached and the last iteration's pairs."""
+        cfg = self.config
+        x0 = np.array([start.x_m, start.y_m, start.yaw_rad])
         x = x0.copy()
         pairs = 0
         for it in range(cfg.max_iterations):
             gate = max(cfg.final_pair_m, cfg.max_pair_m * (0.5 ** it))
             world = _transform(scan, Pose2D(*x))
-            dist, idx = self._tree.query(world, k=1, distance_upper_bound=gate)
+            dist, idx = tree.query(world, k=1, distance_upper_bound=gate)
             paired = np.isfinite(dist)
             pairs = int(paired.sum())
             if pairs < cfg.min_pairs:
                 break
-            info = self._information(idx[paired])
-            p, q = world[paired], self._map_xy[idx[paired]]
+            info = self._information(idx[paired], tree, points)
+            p, q = world[paired], points[idx[paired]]
             e = p - q
             # d(world)/d(yaw) = (-(py - ty), px - tx): rotation about the robot's position.
             rel = p - x[:2]
@@ -282,27 +409,25 @@ class Localiser:
             x = x + step
             if np.abs(step[:2]).max() < 1e-4 and abs(step[2]) < 1e-5 and gate <= cfg.final_pair_m:
                 break
-        corrected = Pose2D(float(x[0]), float(x[1]), wrap_angle_rad(float(x[2])))
-        shift_m = math.hypot(x[0] - x0[0], x[1] - x0[1])
-        turn_rad = abs(wrap_angle_rad(float(x[2] - x0[2])))
-        accepted = (pairs >= cfg.min_pairs and pairs >= cfg.min_paired_fraction * scan.shape[0]
-                    and shift_m <= cfg.max_correction_m and turn_rad <= cfg.max_correction_rad)
-        pose = corrected if accepted else predicted
-        result = RegistrationResult(accepted, pairs, int(scan.shape[0]), compose(inverse(predicted), pose))
-        return pose, result
+        return x, pairs
 
-    def _information(self, idx: np.ndarray) -> np.ndarray:
+    def _information(self, idx: np.ndarray, tree: cKDTree, points: np.ndarray) -> np.ndarray:
         """(N, 2, 2) information matrices of pairs on the map points ``idx``: the inverse of their neighbourhood's
         spread plus the point noise (2D generalised ICP, Segal et al. 2009). Along a wall the spread is large and
         the pair hardly constrains; across it only the point noise is left and the pair constrains fully."""
         cfg = self.config
-        k = min(cfg.line_neighbours, self._map_xy.shape[0])
-        assert self._tree is not None
-        _, nb = self._tree.query(self._map_xy[idx], k=k)
-        pts = self._map_xy[np.asarray(nb).reshape(len(idx), k)]
+        k = min(cfg.line_neighbours, points.shape[0])
+        _, nb = tree.query(points[idx], k=k)
+        pts = points[np.asarray(nb).reshape(len(idx), k)]
         centred = pts - pts.mean(axis=1, keepdims=True)
         cov = np.einsum("nki,nkj->nij", centred, centred) / k + np.eye(2) * cfg.point_sigma_m ** 2
         return np.asarray(np.linalg.inv(cov))
+
+
+def _overlap(tree: cKDTree, xy: np.ndarray, within_m: float) -> float:
+    """The fraction of the points ``xy`` within ``within_m`` of a point of ``tree``."""
+    dist, _ = tree.query(xy, k=1, distance_upper_bound=within_m)
+    return float(np.isfinite(dist).mean())
 
 
 def _transform(xy: np.ndarray, pose: Pose2D) -> np.ndarray:

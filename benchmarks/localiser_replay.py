@@ -1,0 +1,141 @@
+"""Tune the localiser without re-running the agent: record a stretch-profile episode once, replay it many times.
+
+    python benchmarks/localiser_replay.py record --seed 1000 --episode 0 --out runs/rec_1000_0.npz
+    python benchmarks/localiser_replay.py replay runs/rec_1000_0.npz                       # the default localiser
+    python benchmarks/localiser_replay.py replay runs/rec_1000_0.npz closure=false stride_px=4
+    python benchmarks/localiser_replay.py replay runs/rec_1000_0.npz --verbose             # one line per frame
+
+``record`` runs one procedural GOAT episode under ``--realism stretch`` (ground-truth semantics, budget 500
+actions per subtask) and saves every observation the agent saw: the noisy depth (float16), the drifting
+odometry pose, the camera tilt and the simulator's true pose. ``replay`` passes the saved observations through a
+fresh :class:`goat_core.localisation.localiser.Localiser` with ``LocaliserConfig`` fields overridden as
+``name=value`` and prints the pose error against the truth (median and 95th percentile, metres and degrees).
+
+The observations do not depend on the localiser, so every variant sees the same frames. The agent's actions do
+(it acts on the localised pose), so a replay measures the localiser alone; ``benchmarks/bench_realism.py``
+measures the agent under the profile.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from goat_core.geometry import wrap_angle_rad
+from goat_core.localisation.localiser import Localiser, LocaliserConfig
+from goat_core.types import CameraIntrinsics, Observation, Pose2D
+
+
+def record(seed: int, episode_index: int, out: Path) -> int:
+    from goat_core.agent import AgentConfig
+    from goat_core.matching.embeddings import SentenceEmbedder
+    from goat_core.matching.matcher import MatcherConfig
+    from goat_suites.common import realism as agent_realism
+    from goat_suites.common.runner import EpisodeRunner, RunConfig
+    from goat_suites.goat.generator import EpisodeGenConfig, generate_dataset
+    from sim_bridge.embedded.home import HomeConfig
+    from sim_bridge.embedded.realism import realism_profile
+    from sim_bridge.embedded.sim import SimConfig
+
+    episode = generate_dataset(episode_index + 1, seed, HomeConfig(), EpisodeGenConfig()).episodes[episode_index]
+    frames: dict[str, list[Any]] = {"depth": [], "odom": [], "truth": [], "tilt": []}
+    camera: dict[str, float] = {}
+    see = agent_realism.AgentSenses.see
+
+    def recording_see(senses: agent_realism.AgentSenses, obs: Observation, truth: Pose2D) -> Observation:
+        if senses._last is None or senses._last[0] is not obs:  # each observation once, as the localiser sees it
+            frames["depth"].append(obs.depth_m.astype(np.float16))
+            frames["odom"].append((obs.pose.x_m, obs.pose.y_m, obs.pose.yaw_rad))
+            frames["truth"].append((truth.x_m, truth.y_m, truth.yaw_rad))
+            frames["tilt"].append(obs.camera_tilt_rad)
+            k = obs.intrinsics
+            camera.update(width=k.width, height=k.height, fx=k.fx, fy=k.fy, cx=k.cx, cy=k.cy,
+                          camera_height_m=obs.camera_height_m)
+        return see(senses, obs, truth)
+
+    agent_realism.AgentSenses.see = recording_see  # type: ignore[method-assign]
+    try:
+        with EpisodeRunner(RunConfig(max_actions_per_subtask=500), AgentConfig(), MatcherConfig(),
+                           SimConfig(realism=realism_profile("stretch", seed=seed)),
+                           embedder=SentenceEmbedder()) as runner:
+            runner.run_episode(episode)
+    finally:
+        agent_realism.AgentSenses.see = see  # type: ignore[method-assign]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(out, **{k: np.asarray(v) for k, v in frames.items()}, **camera)
+    print(f"{episode.episode_id}: {len(frames['odom'])} observations saved to {out}")
+    return 0
+
+
+def _override(text: str) -> tuple[str, Any]:
+    name, _, value = text.partition("=")
+    fields = {f.name: f for f in dataclasses.fields(LocaliserConfig)}
+    if name not in fields or not value:
+        raise argparse.ArgumentTypeError(f"expected LocaliserConfig field=value, got {text!r}")
+    default = getattr(LocaliserConfig(), name)
+    if isinstance(default, bool):
+        if value.lower() not in ("true", "false", "1", "0"):
+            raise argparse.ArgumentTypeError(f"{name} is true or false, got {value!r}")
+        return name, value.lower() in ("true", "1")
+    try:
+        return name, type(default)(value)
+    except (TypeError, ValueError):
+        raise argparse.ArgumentTypeError(f"{name} must be a {type(default).__name__}, got {value!r}") from None
+
+
+def replay(path: Path, overrides: dict[str, Any], verbose: bool) -> int:
+    data = np.load(path)
+    intrinsics = CameraIntrinsics(int(data["width"]), int(data["height"]), float(data["fx"]), float(data["fy"]),
+                                  float(data["cx"]), float(data["cy"]))
+    localiser = Localiser(LocaliserConfig(**overrides))
+    rgb = np.zeros((intrinsics.height, intrinsics.width, 3), np.uint8)
+    started = time.monotonic()
+    pos, yaw = [], []
+    for i, (depth, odom, truth, tilt) in enumerate(zip(data["depth"], data["odom"], data["truth"], data["tilt"],
+                                                       strict=True)):
+        obs = Observation(rgb=rgb, depth_m=depth.astype(np.float32), pose=Pose2D(*map(float, odom)),
+                          camera_tilt_rad=float(tilt), camera_height_m=float(data["camera_height_m"]),
+                          intrinsics=intrinsics)
+        pose = localiser.localise(obs).pose
+        pos.append(math.hypot(pose.x_m - truth[0], pose.y_m - truth[1]))
+        yaw.append(math.degrees(wrap_angle_rad(pose.yaw_rad - float(truth[2]))))
+        if verbose:
+            last = localiser.last
+            detail = "" if last is None else (f" accepted={int(last.accepted)} pairs={last.pairs}/{last.scan_points}"
+                                              f" dyaw={math.degrees(last.correction.yaw_rad):+.2f}")
+            print(f"{i:4d} {pos[-1]:.3f} m {yaw[-1]:+6.2f} deg{detail}")
+    p, y = np.asarray(pos), np.abs(yaw)
+    print(f"{path} {' '.join(f'{k}={v}' for k, v in overrides.items()) or 'defaults'}: {len(p)} frames, pose error "
+          f"median {np.median(p):.3f} m / p95 {np.percentile(p, 95):.3f} m, {np.median(y):.2f} / "
+          f"{np.percentile(y, 95):.2f} deg; {localiser.closures} loop closures; learnt scale "
+          f"{localiser.scale_estimate[0]:+.4f} / {localiser.scale_estimate[1]:+.4f}; "
+          f"{time.monotonic() - started:.0f} s")
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    rec = sub.add_parser("record", help="run one stretch-profile episode and save its observations")
+    rec.add_argument("--seed", type=int, default=1000)
+    rec.add_argument("--episode", type=int, default=0, help="index of the episode in the seed's dataset")
+    rec.add_argument("--out", type=Path, required=True, help="the .npz file to write")
+    rep = sub.add_parser("replay", help="localise a recording and print the pose error")
+    rep.add_argument("recording", type=Path)
+    rep.add_argument("overrides", nargs="*", type=_override, help="LocaliserConfig field=value")
+    rep.add_argument("--verbose", action="store_true", help="one line per frame")
+    args = parser.parse_args()
+    if args.command == "record":
+        return record(args.seed, args.episode, args.out)
+    return replay(args.recording, dict(args.overrides), args.verbose)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
