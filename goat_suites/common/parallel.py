@@ -31,7 +31,6 @@ import contextlib
 import importlib.util
 import sys
 import time
-from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
 from goat_core.errors import ConfigError
@@ -43,6 +42,7 @@ from goat_suites.common.work_units import (
     WORKER_LOST,
     EpisodeWorker,
     Item,
+    ParallelConfig,
     Progress,
     Result,
     ResultSink,
@@ -54,34 +54,6 @@ from goat_suites.common.work_units import (
     WorkUnit,
     worker_info,
 )
-
-
-@dataclass(frozen=True)
-class ParallelConfig:
-    """How many workers and where: ``workers`` 1 and no ``ray_address`` runs in this process."""
-
-    workers: Optional[int] = None  # None: 1 on this machine, every CPU of the cluster with ray_address
-    ray_address: Optional[str] = None  # "auto" or host:port of a running cluster; None: this machine
-    gpu: bool = False  # the models run on CUDA: each worker asks Ray for its share of the GPUs
-    local_ray: bool = False  # workers of this machine on a local Ray runtime rather than forked (tests; GPU runs)
-
-    def __post_init__(self) -> None:
-        if self.workers is not None and self.workers < 1:
-            raise ConfigError(f"--workers must be >= 1, got {self.workers}")
-        if self.ray_address is not None and not self.ray_address.strip():
-            raise ConfigError("--ray-address must be 'auto' or host:port, got an empty string")
-
-    @property
-    def uses_ray(self) -> bool:
-        """Whether the workers are Ray actors: on a cluster, or (CUDA, ``local_ray``) on a local Ray runtime."""
-        local = (self.workers or 1) > 1
-        return self.ray_address is not None or (local and (self.gpu or self.local_ray))
-
-    @property
-    def forks(self) -> bool:
-        """Whether the workers are processes forked from this one."""
-        return (self.workers or 1) > 1 and not self.uses_ray
-
 
 # ------------------------------------------------------------------------------------------ command line
 

@@ -16,7 +16,7 @@ from goat_core.errors import ConfigError, GoatError
 from goat_suites.common.work_units import Scheduler, UnitRunner, WorkerDied, WorkerFactory
 
 if TYPE_CHECKING:
-    from goat_suites.common.parallel import ParallelConfig
+    from goat_suites.common.work_units import ParallelConfig
 
 INSTALL_HINT = 'pip install -e ".[cluster]"'  # the extra that installs Ray (pyproject.toml)
 
