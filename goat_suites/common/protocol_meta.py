@@ -73,11 +73,19 @@ def protocol_meta(suite: str, run_config: RunConfig, sim_config: SimConfig,
     """The results' meta entries naming the protocol: its label (``custom (...)`` when anything deviates), the
     official protocol, the deviations, the budget and sliding. ``extra_deviations``: what the caller knows
     differs besides the settings (the ROS graph's per-subtask budgets)."""
-    protocol = suite_protocol(suite)
     deviations = run_deviations(suite, run_config, sim_config) + tuple(extra_deviations)
+    return meta_entries(suite_protocol(suite), deviations,
+                        {"max_actions_per_episode": run_config.max_actions_per_episode,
+                         "max_actions_per_subtask": run_config.max_actions_per_subtask},
+                        sim_config.allow_sliding)
+
+
+def meta_entries(protocol: Protocol, deviations: tuple[str, ...], budget: dict[str, Any],
+                 sliding: bool) -> dict[str, Any]:
+    """The protocol's entries of a results file's meta, for every suite: the label, the official protocol as
+    data, the deviations, the run's budget and whether it slid along walls."""
     return {"protocol": protocol_label(protocol, deviations),
             "official_protocol": protocol.to_json(),
             "protocol_deviations": list(deviations),
-            "budget": {"max_actions_per_episode": run_config.max_actions_per_episode,
-                       "max_actions_per_subtask": run_config.max_actions_per_subtask},
-            "sliding": sim_config.allow_sliding}
+            "budget": budget,
+            "sliding": sliding}

@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from goat_suites.common.protocol_meta import NOT_YET_OFFICIAL
-from goat_suites.common.protocols import FINDINGDORY, FINDINGDORY_RECEPTACLE, protocol_label
+from goat_suites.common.protocol_meta import NOT_YET_OFFICIAL, meta_entries
+from goat_suites.common.protocols import FINDINGDORY, FINDINGDORY_RECEPTACLE
 from goat_suites.common.runner import embodiment_deviations
 from goat_suites.findingdory.task import FindingDoryRunConfig
 from sim_bridge.embedded.sim import SimConfig
@@ -48,16 +48,12 @@ def findingdory_deviations(config: FindingDoryRunConfig, sim_config: SimConfig) 
 
 
 def findingdory_protocol_meta(config: FindingDoryRunConfig, sim_config: SimConfig) -> dict[str, Any]:
-    """The results' meta entries naming the protocol, as ``goat_suites.common.protocol_meta.protocol_meta`` writes them
-    for
-    the other suites: the label, the official protocol, the deviations, the budget and sliding."""
-    deviations = findingdory_deviations(config, sim_config)
-    return {"protocol": protocol_label(FINDINGDORY, deviations),
-            "official_protocol": FINDINGDORY.to_json(),
-            "protocol_deviations": list(deviations),
-            "budget": {"max_actions_per_episode": config.max_actions_per_episode,
-                       "max_actions_per_goal": config.max_actions_per_goal},
-            "sliding": sim_config.allow_sliding}
+    """The results' meta entries naming the protocol, as for the other suites
+    (``goat_suites.common.protocol_meta.meta_entries``)."""
+    return meta_entries(FINDINGDORY, findingdory_deviations(config, sim_config),
+                        {"max_actions_per_episode": config.max_actions_per_episode,
+                         "max_actions_per_goal": config.max_actions_per_goal},
+                        sim_config.allow_sliding)
 
 
 __all__ = ["findingdory_deviations", "findingdory_protocol_meta"]
