@@ -48,7 +48,7 @@ def test_overrides_carry_the_profile_to_bridge_and_controller(tmp_path) -> None:
                           realism=realism_profile("stretch", seed=7, localiser=False))
     assert off["controller"]["localise"] is False and off["controller"]["filter_depth"] is True
     ideal = graph_overrides(tmp_path / "e.json", RUN, tmp_path / "a.yaml", realism=realism_profile("ideal"))
-    assert "sim_bridge" not in ideal and set(ideal["controller"]) == {"agent_config"}
+    assert "sim_bridge" not in ideal and not {"localise", "filter_depth"} & set(ideal["controller"])
     assert "score_from_ground_truth" not in ideal["evaluator"]
 
 
