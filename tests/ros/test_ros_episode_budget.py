@@ -10,11 +10,10 @@ from ros_skip import require_ros  # noqa: E402
 
 require_ros()
 
-from goat_core.agent import AgentConfig  # noqa: E402
-from goat_core.matching.matcher import MatcherConfig  # noqa: E402
+from in_process import in_process_records  # noqa: E402
+
 from goat_nav.ros_bench import run_graph  # noqa: E402
-from goat_suites.common.results import SubtaskRecord  # noqa: E402
-from goat_suites.common.runner import EpisodeRunner, RunConfig  # noqa: E402
+from goat_suites.common.runner import RunConfig  # noqa: E402
 from goat_suites.goat.generator import EpisodeGenConfig, generate_dataset  # noqa: E402
 
 # One short episode of three subtasks and an episode budget of 40 actions: the first subtask takes part of it
@@ -24,18 +23,10 @@ RUN = RunConfig(max_actions_per_episode=40, max_actions_per_subtask=None)
 SEED = 4243
 
 
-def _in_process(episodes: list) -> list[SubtaskRecord]:
-    records: list[SubtaskRecord] = []
-    with EpisodeRunner(RUN, AgentConfig(), MatcherConfig()) as runner:
-        for episode in episodes:
-            records.extend(runner.run_episode(episode)[0])
-    return records
-
-
 @pytest.mark.slow
 def test_a_spent_episode_budget_ends_the_later_subtasks_with_no_action_as_in_process() -> None:
     episodes = list(generate_dataset(1, SEED, config=GEN).episodes)
-    reference = _in_process(episodes)
+    reference = in_process_records(episodes, RUN)
     # The episode is chosen so that the budget runs out in the middle: some actions, then none.
     assert sum(r.num_actions for r in reference) == RUN.max_actions_per_episode
     assert reference[0].num_actions > 0 and reference[-1].num_actions == 0

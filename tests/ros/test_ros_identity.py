@@ -9,11 +9,10 @@ from ros_skip import require_ros  # noqa: E402
 
 require_ros()
 
-from goat_core.agent import AgentConfig  # noqa: E402
-from goat_core.matching.matcher import MatcherConfig  # noqa: E402
+from in_process import in_process_records  # noqa: E402
+
 from goat_nav.ros_bench import run_graph  # noqa: E402
-from goat_suites.common.results import SubtaskRecord  # noqa: E402
-from goat_suites.common.runner import EpisodeRunner, RunConfig  # noqa: E402
+from goat_suites.common.runner import RunConfig  # noqa: E402
 from goat_suites.goat.generator import EpisodeGenConfig, generate_dataset  # noqa: E402
 
 # Short episodes for CI: three homes, two or three subtasks each, a small action budget, goals near the start.
@@ -22,18 +21,10 @@ RUN = RunConfig(max_actions_per_subtask=30)
 SEED = 4243
 
 
-def _in_process(episodes: list) -> list[SubtaskRecord]:
-    records: list[SubtaskRecord] = []
-    with EpisodeRunner(RUN, AgentConfig(), MatcherConfig()) as runner:
-        for episode in episodes:
-            records.extend(runner.run_episode(episode)[0])
-    return records
-
-
 @pytest.mark.slow
 def test_graph_matches_in_process_run() -> None:
     episodes = list(generate_dataset(3, SEED, config=GEN).episodes)
-    reference = _in_process(episodes)
+    reference = in_process_records(episodes, RUN)
     graph = run_graph(episodes, RUN, timeout_s=240)
     assert len(graph) == len(reference) == sum(len(e.tasks) for e in episodes)
     # The seed is chosen so that the check covers all three modalities and subtasks that end in a successful STOP.
