@@ -22,7 +22,7 @@ from goat_core.perception.factory import PerceptionConfig
 from goat_core.perception.model_folder import check_model_folder
 from goat_ros.record import check_bag_path
 from goat_suites.common.episode_files import load_goat_dataset, save_goat_dataset
-from goat_suites.common.episode_worker import GoatWorkerFactory, ProceduralEpisodes
+from goat_suites.common.episode_worker import GoatWorkerFactory
 from goat_suites.common.episodes import GoatDataset, GoatEpisode
 from goat_suites.common.parallel import WorkerPool, parallel_config
 from goat_suites.common.protocol_meta import protocol_meta
@@ -32,7 +32,8 @@ from goat_suites.common.results import Summary, summarise
 from goat_suites.common.run_args import home_config_from_args, run_config_from_args, sim_config_from_args
 from goat_suites.common.runner import RunConfig
 from goat_suites.common.suite import agent_config_from_args, memory_deviation, run_episodes
-from goat_suites.goat.generator import episode_config_for, generate_dataset, home_seeds
+from goat_suites.goat.generator import ProceduralEpisodes, episode_config_for, generate_dataset, home_seeds
+from goat_suites.goat.parts import GOAT
 
 
 def _generate(args: argparse.Namespace, quiet: bool, pool: Optional[WorkerPool] = None) -> GoatDataset:
@@ -136,12 +137,12 @@ def run_bench(args: argparse.Namespace) -> int:
         check_bag_path(args.record)  # a bad --record path fails before any episode is generated
     run_config = run_config_from_args(args)  # settings first: a bad one fails before any episode is generated
     workers = GoatWorkerFactory(run_config, agent_config_from_args(args), MatcherConfig(), sim_config_from_args(args),
-                                stack=stack_config(args), verbose=args.verbose, live=args.live,
+                                stack=stack_config(args), parts=GOAT, verbose=args.verbose, live=args.live,
                                 agent=getattr(args, "agent", "goat"))
     # Workers first: Ray workers build their agents, then generate the procedural episodes (the serial run's).
     with WorkerPool(parallel_config(args), workers, max_units=args.episodes) as pool:
         episodes, run_config, meta = prepare_run(args, "in_process", pool)
-        run = run_episodes(args, episodes, pool, meta)
+        run = run_episodes(args, episodes, pool, meta, GOAT)
     records, trajectories = run.records, run.trajectories
     summary = summarise(records)
     print(format_summary(summary, meta["protocol"]))
@@ -151,11 +152,11 @@ def run_bench(args: argparse.Namespace) -> int:
     if run.bag is not None:
         print(f"recording: {run.bag} (rosbag2: metadata.yaml + {run.bag.name}.mcap)")
     if args.report is not None:
-        from goat_suites.common.report_views import (
+        from goat_suites.goat.report_views import (
             report_extras,  # renders the goal views: only when a report is asked for
         )
 
         views, credits = report_extras(episodes)
-        write_html_report(Path(args.report), records, summary, meta, trajectories, views, [credits])
+        write_html_report(Path(args.report), records, summary, meta, trajectories, views, [credits], GOAT)
         print(f"report: {args.report}")
     return 0

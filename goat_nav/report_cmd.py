@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Optional
 
 from goat_suites.common.outputs import partial_run_note
+from goat_suites.common.parts import EPISODE_SCHEMA
 from goat_suites.common.report import (
     write_html_report,
 )
@@ -20,6 +21,7 @@ from goat_suites.common.results import (
 from goat_suites.common.trajectories import load_run_trajectories
 from goat_suites.findingdory.report import write_findingdory_report
 from goat_suites.findingdory.results import FRAMES_META_KEY, read_frames, read_results
+from goat_suites.registry import SUITE_PARTS
 
 
 def _suite_of(results_path: PathLike) -> Optional[str]:
@@ -58,6 +60,8 @@ def run_report(args: argparse.Namespace) -> int:
     if partial is not None:
         print(f"{args.results}: {partial}", file=sys.stderr)
     trajectories = load_run_trajectories(args.results, results.meta)
-    write_html_report(out, results.records, summarise(results.records), results.meta, trajectories)
+    # the suite's own charts and tables (LangMap's levels, PASTURE's splits), by the suite its meta names
+    parts = SUITE_PARTS.get(str(results.meta.get("suite", "goat")), EPISODE_SCHEMA)
+    write_html_report(out, results.records, summarise(results.records), results.meta, trajectories, parts=parts)
     print(f"report: {out}")
     return 0

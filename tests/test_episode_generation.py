@@ -13,9 +13,9 @@ from goat_core.frames import habitat_quaternion_to_tilt, habitat_quaternion_to_y
 from goat_core.types import GoalModality
 from goat_suites.common.episode_files import load_goat_dataset, save_goat_dataset
 from goat_suites.common.episodes import goals_for_task, image_goal_for_task
+from goat_suites.common.goal_images import ImageGoalRenderer
 from goat_suites.goat.generator import (
     EpisodeGenConfig,
-    ImageGoalRenderer,
     camera_quaternion_habitat,
     describe_object,
     generate_dataset,

@@ -62,6 +62,41 @@ def test_no_import_runs_against_the_layers() -> None:
                        "goat_nav):\n" + "\n".join(found))
 
 
+# Inside goat_suites: what every suite shares (common) imports no suite; each suite hands its parts to common through
+# goat_suites.common.parts.SuiteParts, and goat_suites.registry names them (docs/layout.md).
+SUITE_PACKAGES = ("goat_suites.goat", "goat_suites.langmap", "goat_suites.findingdory", "goat_suites.pasture",
+                  "goat_suites.registry")
+
+
+def common_imports_of_suites(root: Path = ROOT) -> list[str]:
+    """``file:line imports module`` for every import of a suite package (or of the registry that knows them) in
+    goat_suites/common."""
+    found = []
+    for path in sorted((root / "goat_suites" / "common").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for line, module in imported_modules(tree):
+            if any(module == s or module.startswith(s + ".") for s in SUITE_PACKAGES):
+                found.append(f"{path.relative_to(root)}:{line} imports {module}")
+    return found
+
+
+def test_common_imports_no_suite() -> None:
+    found = common_imports_of_suites()
+    assert not found, "goat_suites.common imports a suite package:\n" + "\n".join(found)
+
+
+def test_a_suite_import_in_common_is_found_inside_a_function(tmp_path: Path) -> None:
+    common = tmp_path / "goat_suites" / "common"
+    common.mkdir(parents=True)
+    (common / "report.py").write_text("import math\n\n\ndef page():\n    from goat_suites.langmap.report import "
+                                      "levels_of\n    import goat_suites.registry\n")
+    (common / "ok.py").write_text("from goat_suites.common.parts import SuiteParts\nimport goat_suites\n")
+    assert common_imports_of_suites(tmp_path) == [
+        "goat_suites/common/report.py:5 imports goat_suites.langmap.report",
+        "goat_suites/common/report.py:6 imports goat_suites.registry",
+    ]
+
+
 @pytest.mark.parametrize("source, expected", [
     ("from goat_suites.common.runner import RunConfig\n", ["goat_suites.common.runner"]),
     ("def f():\n    import sim_bridge.embedded.catalogue as c\n", ["sim_bridge.embedded.catalogue"]),

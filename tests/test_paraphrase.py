@@ -6,8 +6,8 @@ import pytest
 
 from goat_core.matching.description import DescriptionMatcher
 from goat_core.matching.embeddings import SentenceEmbedder
+from goat_suites.common.paraphrase import paraphrase_description
 from goat_suites.goat.generator import describe_object
-from goat_suites.goat.paraphrase import paraphrase_description
 from sim_bridge.embedded.catalogue import CATALOGUE
 from sim_bridge.embedded.home import generate_home
 

@@ -34,6 +34,7 @@ from goat_suites.common.trajectories import (
     write_trajectories,
 )
 from goat_suites.goat.generator import generate_dataset
+from goat_suites.langmap.parts import LANGMAP
 from sim_bridge.embedded.home import HomeConfig
 
 # ------------------------------------------------------------------------------------------- a tiny run
@@ -203,10 +204,22 @@ def _table_rows(page: str, table_id: str) -> list[list[str]]:
 def test_levels_get_a_chart_and_a_table_in_langmap_order() -> None:
     records = [_record(0, "object", True, 0.5, "instance"), _record(1, "object", False, 0.0, "object"),
                _record(2, "description", True, 1.0, "room"), _record(3, "description", True, 0.25, "scene")]
-    page = render_html_report(records, summarise(records), {}, [])
+    page = render_html_report(records, summarise(records), {}, [], parts=LANGMAP)
     assert _table_rows(page, "by-level") == [["scene", "0.500", "0.125", "2"], ["room", "1.000", "1.000", "1"],
                                              ["instance", "1.000", "0.500", "1"]]
     assert 'class="chart by-level"' in page and "<th>level</th>" in page
+
+
+@pytest.mark.parametrize("suite, sections", [("langmap", True), ("goat", False), (None, False)])
+def test_the_report_command_adds_the_sections_of_the_suite_its_results_name(tmp_path: Path, suite: Optional[str],
+                                                                            sections: bool) -> None:
+    """LangMap's level chart and table come from its parts (goat_suites.registry), chosen by the results' meta
+    suite; the shared report page has none of its own."""
+    records = [_record(0, "object", True, 0.5, "instance"), _record(1, "object", False, 0.0, "room")]
+    results = _results_file(tmp_path, records, {} if suite is None else {"suite": suite})
+    assert main(["report", str(results)]) == 0
+    page = results.with_suffix(".html").read_text()
+    assert ('class="chart by-level"' in page) is sections and ("<th>level</th>" in page) is sections
 
 
 def test_no_level_section_without_levels() -> None:

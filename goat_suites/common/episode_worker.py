@@ -23,13 +23,11 @@ from goat_core.matching.matcher import MatcherConfig
 from goat_core.matching.selection import StackConfig
 from goat_core.types import DiscreteAction, Goal, GoalModality, Observation
 from goat_ros.record import RecordedGoal, RunRecorder
-from goat_suites.common.episodes import GoatEpisode, goals_for_task
+from goat_suites.common.episodes import GoatEpisode, goals_for_task, task_goal_text
 from goat_suites.common.parallel import WorkUnit
+from goat_suites.common.parts import EPISODE_SCHEMA, SuiteParts
 from goat_suites.common.results import SubtaskRecord
 from goat_suites.common.runner import EpisodeRunner, RunConfig, SubtaskTrace, Trajectory
-from goat_suites.goat.generator import EpisodeGenConfig, generate_numbered_episode, task_goal_text
-from goat_suites.langmap.loader import EXTRA_LEVELS
-from sim_bridge.embedded.home import Home, HomeConfig
 from sim_bridge.embedded.sim import SimConfig
 
 if TYPE_CHECKING:
@@ -51,8 +49,11 @@ class SubtaskTap:
 
     def __init__(self, episode: GoatEpisode, run_config: RunConfig, hfov_rad: float,
                  recorder: Optional[RunRecorder], verbose: bool,
-                 emit: Optional[Callable[[str], None]] = None, live: Optional[BenchLiveTap] = None) -> None:
-        """``emit`` prints a --verbose line (default: above the progress bar, on stderr); ``live``: --live."""
+                 emit: Optional[Callable[[str], None]] = None, live: Optional[BenchLiveTap] = None,
+                 parts: SuiteParts = EPISODE_SCHEMA) -> None:
+        """``emit`` prints a --verbose line (default: above the progress bar, on stderr); ``live``: --live;
+        ``parts``: the suite's (the level of a subtask)."""
+        self.parts = parts
         self.live = live
         self.episode = episode
         self.run_config = run_config
@@ -65,7 +66,8 @@ class SubtaskTap:
 
     def _record_goal(self) -> None:
         if self.recorder is not None and not self._goal_recorded:
-            self.recorder.on_goal(_recorded_goal(self.episode, self.index, self.run_config, self.hfov_rad))
+            self.recorder.on_goal(_recorded_goal(self.episode, self.index, self.run_config, self.hfov_rad,
+                                                 self.parts.subtask_level(self.episode, self.index)))
             self._goal_recorded = True
 
     def on_goal(self, index: int, goal: Goal) -> None:
@@ -74,8 +76,8 @@ class SubtaskTap:
         if self.recorder is not None:
             max_actions = self.run_config.subtask_cap()
             recorded = RecordedGoal.from_goal(goal, self.episode.episode_id, index, max_actions)
-            if not recorded.level:  # the runner's goals carry no level; a LangMap episode names it
-                level = (self.episode.extra.get(EXTRA_LEVELS) or {}).get(str(index))
+            if not recorded.level:  # the runner's goals carry no level; the suite may name one (LangMap's)
+                level = self.parts.subtask_level(self.episode, index)
                 recorded = dataclasses.replace(recorded, level=str(level or ""))
             self.recorder.on_goal(recorded)
             self._goal_recorded = True
@@ -99,7 +101,8 @@ class SubtaskTap:
         self._goal_recorded = False
 
 
-def _recorded_goal(episode: GoatEpisode, index: int, run_config: RunConfig, hfov_rad: float) -> RecordedGoal:
+def _recorded_goal(episode: GoatEpisode, index: int, run_config: RunConfig, hfov_rad: float,
+                   level: Optional[str]) -> RecordedGoal:
     """The goal of subtask ``index`` rebuilt from the episode (for subtasks that ended before they had one)."""
     task = episode.tasks[index]
     try:
@@ -107,7 +110,6 @@ def _recorded_goal(episode: GoatEpisode, index: int, run_config: RunConfig, hfov
         words = "" if task.modality is GoalModality.IMAGE else task_goal_text(episode, index, task)
     except (GoatError, StopIteration, KeyError):  # the runner records such a subtask as an error
         goals, words = (), task.category
-    levels = episode.extra.get(EXTRA_LEVELS) or {}
     return RecordedGoal(
         episode_id=episode.episode_id, subtask_index=index, modality=task.modality,
         category=(words if task.modality is GoalModality.CATEGORY
@@ -115,7 +117,7 @@ def _recorded_goal(episode: GoatEpisode, index: int, run_config: RunConfig, hfov
                   else ""),
         text=words if task.modality is GoalModality.DESCRIPTION else "",
         image_hfov_rad=hfov_rad if task.modality is GoalModality.IMAGE else 0.0,
-        level=str(levels.get(str(index), "")), target_id=task.object_id or (goals[0].object_id if goals else ""),
+        level=str(level or ""), target_id=task.object_id or (goals[0].object_id if goals else ""),
         max_actions=run_config.subtask_cap())
 
 
@@ -137,14 +139,14 @@ class GoatWorkerFactory:
     sim_config: SimConfig = SimConfig()
     stack: Optional[StackConfig] = None  # perception backend and matchers (default: ground truth, structured)
     labels: Optional[tuple[str, ...]] = None  # what ground-truth perception may name (default: the catalogue)
-    home_for_scene: Optional[Callable[[str], Home]] = None  # a suite's scene ids (default: procedural GOAT homes)
+    parts: SuiteParts = EPISODE_SCHEMA  # the suite's scored goals, levels and homes (goat_suites.registry)
     verbose: bool = False
     live: Optional[str] = None  # --live HOST:PORT: the worker serves its run (in process only: parallel_config)
     agent: str = "goat"  # the method run (goat_suites.common.agents.AGENTS)
 
     def __call__(self) -> GoatWorker:
         runner = EpisodeRunner(self.run_config, self.agent_config, self.matcher_config, self.sim_config,
-                               stack=self.stack, labels=self.labels, home_for_scene=self.home_for_scene,
+                               stack=self.stack, labels=self.labels, parts=self.parts,
                                agent=self.agent)
         view = None
         if self.live is not None:
@@ -170,7 +172,8 @@ class GoatWorker:
 
     def run_unit(self, unit: WorkUnit, recorder: Optional[RunRecorder], emit: Callable[[str], None]) -> EpisodeOutput:
         episode: GoatEpisode = unit.payload
-        tap = SubtaskTap(episode, self.runner.run_config, self.hfov_rad, recorder, self.verbose, emit, self.live)
+        tap = SubtaskTap(episode, self.runner.run_config, self.hfov_rad, recorder, self.verbose, emit, self.live,
+                         self.runner.parts)
         taps = recorder is not None or self.live is not None
         records, trajectory = self.runner.run_episode(
             episode, on_step=tap.on_step if taps else None,
@@ -190,19 +193,6 @@ def lost_episode_records(episode: GoatEpisode, error: str) -> list[SubtaskRecord
                           success=False, spl=0.0, path_length_m=0.0, geodesic_m=None, num_actions=0,
                           stop_reason="error", distance_to_goal_m=None, error=error)
             for i, task in enumerate(episode.tasks)]
-
-
-@dataclass(frozen=True)
-class ProceduralEpisodes:
-    """Makes procedural episode ``k`` of ``--seed`` from ``(k, home_seed)`` (picklable: workers generate them)."""
-
-    seed: int
-    home_config: HomeConfig
-    config: EpisodeGenConfig
-
-    def __call__(self, item: tuple[int, int]) -> GoatEpisode:
-        k, home_seed = item
-        return generate_numbered_episode(self.seed, k, home_seed, self.home_config, self.config)
 
 
 def episode_key(scene_id: Optional[str], episode_id: str) -> str:

@@ -18,13 +18,14 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 import numpy as np
 
 from goat_core.frames import habitat_to_ros_position
 from goat_core.types import GoalModality
 from goat_suites.common.episodes import GoatEpisode, goals_key
+from goat_suites.common.parts import procedural_home
 from sim_bridge.embedded.home import Home
 from sim_bridge.embedded.navgrid import NavGrid
 
@@ -71,11 +72,10 @@ def scene_meta(stats: HomeStats) -> dict[str, Any]:
             "navigable_area_m2": stats.navigable_area_m2, "num_objects": stats.num_objects}
 
 
-def scenes_meta(scene_ids: Iterable[str]) -> list[dict[str, Any]]:
+def scenes_meta(scene_ids: Iterable[str], home_for_scene: Callable[[str], Home] = procedural_home,
+                ) -> list[dict[str, Any]]:
     """``meta.scenes``: one entry per embedded-simulator home among ``scene_ids`` (each home once, in order of
-    first appearance); scenes of other simulators are left out."""
-    from goat_suites.pasture.generator import home_for_scene  # the homes of every embedded scene id
-
+    first appearance), built by the suite's ``home_for_scene``; scenes of other simulators are left out."""
     entries = []
     for scene_id in dict.fromkeys(scene_ids):
         if _EMBEDDED_SCENE.match(scene_id):

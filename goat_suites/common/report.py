@@ -2,7 +2,8 @@
 
 The page of every suite that replays GoatEpisodes: GOAT (SR / SPL by modality and subtask index), LangMap (also by
 level, by description style and SeqSR@n: goat_suites.langmap.report) and PASTURE (also by split:
-goat_suites.pasture.report). FindingDory's results file is its own, and so is its page
+goat_suites.pasture.report), each handing in its own charts and tables through its parts (goat_suites.common.parts).
+FindingDory's results file is its own, and so is its page
 (goat_suites.findingdory.report). The tables, charts and maps are goat_suites.common.report_charts; the maps are
 drawn from the stored trajectories (goat_suites.common.trajectories), so ``goat-nav report results.json``
 (goat_nav.report_cmd) and ``goat-nav bench --report`` write byte-identical pages for one run.
@@ -17,16 +18,15 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
 from goat_suites.common.outputs import partial_run_note
+from goat_suites.common.parts import EPISODE_SCHEMA, SuiteParts
 from goat_suites.common.realism import realism_line
 from goat_suites.common.report_charts import (
     _bar_chart,
     _line_chart,
     _Markup,
     _png_data_uri,
-    _series_chart,
     _stats_table,
     _table,
-    _value_table,
     render_topdown,
 )
 from goat_suites.common.results import (
@@ -36,8 +36,6 @@ from goat_suites.common.results import (
 )
 from goat_suites.common.runner import Trajectory
 from goat_suites.common.trajectories import trajectories_from_json, trajectories_to_json
-from goat_suites.langmap.report import levels_of, seq_sr_of, styles_of
-from goat_suites.pasture.report import pasture_splits_of
 
 _STYLE = """body{font-family:sans-serif;margin:2em;max-width:1200px;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;padding:3px 8px;text-align:right}
@@ -112,45 +110,27 @@ def _failure_section(records: Sequence[SubtaskRecord], summary: Summary) -> str:
 def render_html_report(records: Sequence[SubtaskRecord], summary: Summary, meta: Mapping[str, Any],
                        trajectories: Sequence[Trajectory],
                        episode_extras: Optional[Mapping[tuple[Optional[str], str], str]] = None,
-                       sections: Sequence[str] = ()) -> str:
-    """The report page. Trajectories are drawn from their stored form (see the module docstring).
+                       sections: Sequence[str] = (), parts: SuiteParts = EPISODE_SCHEMA) -> str:
+    """The report page of a run of the suite whose ``parts`` add its charts and tables. Trajectories are drawn
+    from their stored form (see the module docstring).
 
     ``episode_extras``: HTML added to an episode's section by (scene_id, episode_id) (goal views,
-    goat_suites.common.report_views); ``sections``: HTML sections before the run settings (model credits).
+    goat_suites.goat.report_views); ``sections``: HTML sections before the run settings (model credits).
     """
     stored = trajectories_from_json(trajectories_to_json(trajectories))
-    levels = levels_of(records)
+    own = parts.report_section(records, meta)
     by_index = dict(sorted(summary.by_subtask_index.items()))
     overall_rows: list[list[Any]] = [["SR", f"{summary.success_rate:.3f}"], ["SPL", f"{summary.spl:.3f}"],
                                       ["subtasks", summary.num_subtasks], ["episodes", summary.num_episodes]]
     overall_rows.append(["realism", realism_line(meta)])  # ideal, or the simulated Stretch's noise (docs/realism.md)
     overall_rows += [[f"ended by {k}", v] for k, v in summary.stop_reasons.items()]
     overall = _table(overall_rows, ["metric", "value"], "overall")
-    seq_sr = seq_sr_of(records)
-    styles = styles_of(records, meta)
-    splits = pasture_splits_of(records, meta)
-    charts = [_bar_chart("By modality", dict(summary.by_modality), "by-modality")]
-    if levels:
-        charts.append(_bar_chart("By LangMap level", levels, "by-level"))
-    if seq_sr:
-        charts.append(_series_chart("LangMap SeqSR@n", {f"@{n}": [v] for n, v in seq_sr.items()}, ["SeqSR"],
-                                    "seq-sr"))
-    if splits:
-        charts.append(_bar_chart("By PASTURE split", splits, "by-pasture-split"))
-    charts.append(_line_chart("By subtask index", by_index, "by-subtask-index"))
-    tables = [_stats_table("By modality", "modality", summary.by_modality, "by-modality")]
-    if levels:
-        tables.append(_stats_table("By LangMap level", "level", levels, "by-level"))
-    if styles:
-        tables.append(_stats_table("By LangMap description style", "style", styles, "by-style"))
-    if seq_sr:
-        tables.append(_value_table("LangMap SeqSR@n (sequences whose first n goals all succeed)", "n",
-                                   seq_sr, "SeqSR", "seq-sr"))
-    if splits:
-        tables.append(_stats_table("By PASTURE split", "split", splits, "by-pasture-split"))
+    charts = [_bar_chart("By modality", dict(summary.by_modality), "by-modality"), *own.charts,
+              _line_chart("By subtask index", by_index, "by-subtask-index")]
+    tables = [_stats_table("By modality", "modality", summary.by_modality, "by-modality"), *own.tables]
     tables.append(_stats_table("By subtask index", "subtask index", by_index, "by-subtask-index"))
     episodes = [_episode_section(scene, ep, [r for r in records if (r.scene_id, r.episode_id) == (scene, ep)],
-                                 _find_trajectory(stored, scene, ep), bool(levels),
+                                 _find_trajectory(stored, scene, ep), own.level_column,
                                  (episode_extras or {}).get((scene, ep), ""))
                 for scene, ep in _episode_keys(records)]
     run = html.escape(json.dumps(dict(meta), indent=2, default=str))
@@ -177,7 +157,7 @@ def render_html_report(records: Sequence[SubtaskRecord], summary: Summary, meta:
 def write_html_report(path: Path, records: Sequence[SubtaskRecord], summary: Summary, meta: Mapping[str, Any],
                       trajectories: Sequence[Trajectory],
                       episode_extras: Optional[Mapping[tuple[Optional[str], str], str]] = None,
-                      sections: Sequence[str] = ()) -> None:
-    """Write the report page atomically (extras: see :func:`render_html_report`)."""
-    page = render_html_report(records, summary, meta, trajectories, episode_extras, sections)
+                      sections: Sequence[str] = (), parts: SuiteParts = EPISODE_SCHEMA) -> None:
+    """Write the report page atomically (extras and parts: see :func:`render_html_report`)."""
+    page = render_html_report(records, summary, meta, trajectories, episode_extras, sections, parts)
     atomic_write_bytes(path, page.encode("utf-8"))

@@ -22,19 +22,18 @@ from goat_core.matching.matcher import MatcherConfig
 from goat_core.matching.selection import StackConfig, build_stack
 from goat_core.types import DiscreteAction, Goal, GoalModality, Observation
 from goat_suites.common.agents import BenchAgent, build_baseline_agent, check_agent
-from goat_suites.common.episodes import GoalObject, GoatEpisode, GoatTask
+from goat_suites.common.episodes import GoalObject, GoatEpisode, GoatTask, task_goal_text
 from goat_suites.common.failures import failure_of_subtask
+from goat_suites.common.goal_images import ImageGoalRenderer
 from goat_suites.common.metrics import spl as spl_metric
+from goat_suites.common.paraphrase import paraphrase_description
+from goat_suites.common.parts import EPISODE_SCHEMA, SuiteParts
 from goat_suites.common.protocols import GOAT_BENCH, Budget, Embodiment, SuccessRule
 from goat_suites.common.realism import AgentSenses
 from goat_suites.common.results import SubtaskRecord
 from goat_suites.common.success import SUCCESS_METRICS, SuccessRegion, scene_objects, target_visible_m
 from goat_suites.common.suite_metrics import noisy_goal_image
-from goat_suites.goat.generator import ImageGoalRenderer, parse_scene_id, task_goal_text
-from goat_suites.goat.paraphrase import paraphrase_description
-from goat_suites.langmap.loader import scored_goals
 from sim_bridge.embedded.catalogue import CATALOGUE
-from sim_bridge.embedded.home import Home, generate_home
 from sim_bridge.embedded.sim import EmbeddedSim, SimConfig
 
 
@@ -61,7 +60,7 @@ class RunConfig:
     # GOAT-Bench's noise-robustness study: image goals get Gaussian pixel noise, sigma ~ U(0.1, 2.0) (see
     # goat_suites.common.suite_metrics.noisy_goal_image), drawn per subtask from the episode id and index.
     goal_image_noise: bool = False
-    # ... and description goals are restated in other words (goat_suites.goat.paraphrase), per subtask
+    # ... and description goals are restated in other words (goat_suites.common.paraphrase), per subtask
     goal_paraphrase: bool = False
     # Image goals carry their object category, as GOAT-Bench tasks do ([category, modality, object_id, image_idx]);
     # False gives the picture alone (Instance ImageNav's harder setting).
@@ -185,21 +184,16 @@ def _subtask_seed(episode: GoatEpisode, index: int) -> int:
     return zlib.crc32(f"{episode.scene_id}/{episode.episode_id}/{index}".encode())
 
 
-def _procedural_home(scene_id: str) -> Home:
-    seed, home_config = parse_scene_id(scene_id)
-    return generate_home(seed, home_config)
-
-
 class EpisodeRunner:
     """Runs episodes one after another, reusing the simulator while the scene stays the same."""
 
     def __init__(self, run_config: RunConfig, agent_config: AgentConfig, matcher_config: MatcherConfig,
                  sim_config: SimConfig = SimConfig(), embedder: Optional[SentenceEmbedder] = None,
                  stack: Optional[StackConfig] = None, labels: Optional[Sequence[str]] = None,
-                 home_for_scene: Optional[Callable[[str], Home]] = None, agent: str = "goat") -> None:
+                 parts: SuiteParts = EPISODE_SCHEMA, agent: str = "goat") -> None:
         """``labels``: what the perception backend may name (default: the simulator catalogue's categories);
-        ``home_for_scene``: builds the home of a scene id (default: procedural GOAT scene ids); ``agent``: the
-        method run (goat_suites.common.agents.AGENTS)."""
+        ``parts``: the suite's (the goals that score a subtask, the home of a scene id; goat_suites.registry);
+        ``agent``: the method run (goat_suites.common.agents.AGENTS)."""
         check_agent(agent, stack)
         self.run_config = run_config
         self.agent_config = agent_config
@@ -211,7 +205,7 @@ class EpisodeRunner:
             labels = [spec.name for spec in CATALOGUE]
         self.agent: BenchAgent = (build_agent(agent_config, matcher_config, labels, embedder, stack) if agent == "goat"
                                   else build_baseline_agent(agent, labels, embedder, stack))
-        self._home_for_scene = home_for_scene if home_for_scene is not None else _procedural_home
+        self.parts = parts
         self._sim: Optional[EmbeddedSim] = None
         self._scene_id: Optional[str] = None
         self._last_goal_text = ""
@@ -234,7 +228,7 @@ class EpisodeRunner:
     def _sim_for(self, scene_id: str) -> EmbeddedSim:
         if self._sim is None or self._scene_id != scene_id:
             self.close()
-            self._sim = EmbeddedSim(self._home_for_scene(scene_id), self.sim_config)
+            self._sim = EmbeddedSim(self.parts.home_for_scene(scene_id), self.sim_config)
             self._scene_id = scene_id
         return self._sim
 
@@ -260,7 +254,7 @@ class EpisodeRunner:
         budget = self.run_config.budget()
         actions_used = 0  # in this episode, STOP included: the episode budget is shared by its subtasks
         for index, task in enumerate(episode.tasks):
-            goals = scored_goals(episode, index, task)
+            goals = self.parts.scored_goals(episode, index, task)
             trajectory.subtask_starts.append(len(trajectory.positions_xy_m) - 1)
             trajectory.goal_positions_xy_m.append(
                 [tuple(habitat_to_ros_position(g.position)[:2]) for g in goals])

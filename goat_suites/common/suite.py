@@ -37,6 +37,7 @@ from goat_suites.common.episodes import GoatEpisode
 from goat_suites.common.home_stats import scenes_meta
 from goat_suites.common.outputs import run_progress
 from goat_suites.common.parallel import WORKER_LOST, RunStats, UnitResult, WorkerPool, WorkUnit
+from goat_suites.common.parts import SuiteParts
 from goat_suites.common.protocol_meta import protocol_meta, protocol_sim_config
 from goat_suites.common.report import write_html_report
 from goat_suites.common.results import GroupStats, SubtaskRecord, read_results_json, summarise, write_results_json
@@ -49,24 +50,22 @@ from goat_suites.common.trajectories import (
     write_trajectories,
 )
 from sim_bridge.embedded.catalogue import CATALOGUE
-from sim_bridge.embedded.home import Home
 from sim_bridge.embedded.sim import SimConfig
 
 
 def suite_workers(run_config: RunConfig, agent_config: AgentConfig, matcher_config: MatcherConfig,
-                  extra_labels: Sequence[str] = (), home_for_scene: Optional[Callable[[str], Home]] = None,
-                  verbose: bool = False, sim_config: SimConfig = SimConfig()) -> GoatWorkerFactory:
-    """The workers of a suite: the benchmark runner with a wider ground-truth label set and homes rebuilt from the
-    suite's scene ids.
+                  parts: SuiteParts, extra_labels: Sequence[str] = (), verbose: bool = False,
+                  sim_config: SimConfig = SimConfig()) -> GoatWorkerFactory:
+    """The workers of a suite: the benchmark runner with the suite's ``parts`` (its scored goals, levels and homes)
+    and a wider ground-truth label set.
 
     ``extra_labels``: categories the ground-truth perception may name besides the catalogue's (PASTURE's
-    uncommon objects). ``home_for_scene``: builds the home of a scene id the stock runner cannot parse (a
-    module-level function: workers get it pickled).
+    uncommon objects).
     """
     labels = [spec.name for spec in CATALOGUE]
     labels += [label for label in extra_labels if label not in labels]
     return GoatWorkerFactory(run_config, agent_config, matcher_config, sim_config, labels=tuple(labels),
-                             home_for_scene=home_for_scene, verbose=verbose)
+                             parts=parts, verbose=verbose)
 
 
 def check_suite_args(args: argparse.Namespace) -> None:
@@ -204,18 +203,19 @@ class GoatResults(PlanResults[_Finished]):
 
 
 def run_episodes(args: argparse.Namespace, episodes: Sequence[GoatEpisode], pool: WorkerPool,
-                 meta: dict[str, Any], annotate: Optional[Annotate] = None,
+                 meta: dict[str, Any], parts: SuiteParts, annotate: Optional[Annotate] = None,
                  suite_meta: Optional[SuiteMeta] = None) -> SuiteRun:
     """Run every episode on the workers of ``pool`` with one progress bar; after each, rewrite ``--out``.
 
-    ``annotate`` adds what the suite knows about a record (the LangMap level); ``suite_meta`` gives the suite's
-    meta entry (its per-subtask fields and tables) for the records so far. With ``--record`` every goal, action,
+    ``parts``: the suite's (the homes of its scene ids). ``annotate`` adds what the suite knows about a record (the
+    LangMap level); ``suite_meta`` gives the suite's meta entry (its per-subtask fields and tables) for the records
+    so far. With ``--record`` every goal, action,
     observation and result goes into the bag as in a GOAT run. ``--resume`` keeps the episodes already in ``--out``.
     """
     # The bag's run info is the meta as prepared: the same run gives the same bag whatever --out is.
     recorder = RunRecorder(args.record, run_info=meta) if getattr(args, "record", None) is not None else None
     # meta.scenes: rooms, navigable area and objects of each home the run uses (goat_suites.common.home_stats).
-    meta.setdefault("scenes", scenes_meta(e.scene_id for e in episodes))
+    meta.setdefault("scenes", scenes_meta((e.scene_id for e in episodes), parts.home_for_scene))
     units = episode_units(episodes)
     sink = GoatResults(args.out, args.suite, meta, annotate or (lambda _episode, record: record), suite_meta)
     sink.planned = episodes
@@ -227,8 +227,8 @@ def run_episodes(args: argparse.Namespace, episodes: Sequence[GoatEpisode], pool
 
 
 def finish(args: argparse.Namespace, run: SuiteRun, meta: dict[str, Any], table: str, started: float,
-           what: str) -> int:
-    """Print the table and where the files went; write the report."""
+           what: str, parts: SuiteParts) -> int:
+    """Print the table and where the files went; write the report (with the charts and tables of ``parts``)."""
     if "protocol" in meta:
         print(f"protocol: {meta['protocol']}")
     print(table)
@@ -241,7 +241,7 @@ def finish(args: argparse.Namespace, run: SuiteRun, meta: dict[str, Any], table:
     if run.bag is not None:
         print(f"recording: {run.bag} (rosbag2: metadata.yaml + {run.bag.name}.mcap)")
     if args.report is not None:
-        write_html_report(Path(args.report), run.records, summary, meta, run.trajectories)
+        write_html_report(Path(args.report), run.records, summary, meta, run.trajectories, parts=parts)
         print(f"report: {args.report}")
     return 0
 

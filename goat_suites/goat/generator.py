@@ -25,8 +25,6 @@ import numpy as np
 
 from goat_core.errors import SceneGenerationError, UnreachableGoalError
 from goat_core.frames import (
-    habitat_quaternion_to_tilt,
-    habitat_quaternion_to_yaw,
     habitat_to_ros_position,
     ros_to_habitat_position,
     ros_to_habitat_quaternion,
@@ -42,7 +40,6 @@ from goat_suites.common.episodes import (
     ImageGoalSpec,
     ViewPoint,
     goals_key,
-    image_goal_for_task,
     task_goal_text,
 )
 from sim_bridge.embedded.catalogue import CATALOGUE, synonyms
@@ -292,20 +289,6 @@ class _GoalBuilder:
         return tuple(found)
 
 
-class ImageGoalRenderer:
-    """Renders the picture of an image task from its stored camera pose (as GOAT-Bench's image goal sensor)."""
-
-    def __init__(self, sim: EmbeddedSim) -> None:
-        self._sim = sim
-
-    def render(self, episode: GoatEpisode, task: GoatTask) -> np.ndarray:
-        spec = image_goal_for_task(episode, task)
-        position = habitat_to_ros_position(spec.position)
-        yaw = habitat_quaternion_to_yaw(spec.rotation)
-        tilt = habitat_quaternion_to_tilt(spec.rotation)
-        return self._sim.render_view(position[:2], yaw, tilt).rgb
-
-
 # ----------------------------------------------------------------------------------------------- episodes
 
 
@@ -438,7 +421,20 @@ def generate_dataset(num_episodes: int, seed: int, home_config: HomeConfig = Hom
     return GoatDataset(episodes=tuple(episodes))
 
 
-__all__ = ["SCENE_PREFIX", "EpisodeGenConfig", "ImageGoalRenderer", "LARGE_HOME_EPISODES", "camera_quaternion_habitat",
+@dataclass(frozen=True)
+class ProceduralEpisodes:
+    """Makes procedural episode ``k`` of ``--seed`` from ``(k, home_seed)`` (picklable: workers generate them)."""
+
+    seed: int
+    home_config: HomeConfig
+    config: EpisodeGenConfig
+
+    def __call__(self, item: tuple[int, int]) -> GoatEpisode:
+        k, home_seed = item
+        return generate_numbered_episode(self.seed, k, home_seed, self.home_config, self.config)
+
+
+__all__ = ["SCENE_PREFIX", "EpisodeGenConfig", "ProceduralEpisodes", "LARGE_HOME_EPISODES", "camera_quaternion_habitat",
            "describe_object", "episode_config_for",
            "generate_dataset", "generate_episode", "generate_numbered_episode", "home_seeds", "parse_scene_id",
            "scene_id_for", "task_goal_text"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from goat_suites.common.parts import ReportSection
+from goat_suites.common.report_charts import _bar_chart, _series_chart, _stats_table, _value_table
 from goat_suites.common.results import GroupStats, SubtaskRecord, _suite_rows
 from goat_suites.common.suite_metrics import (
     LevelRecord,
@@ -37,3 +39,24 @@ def styles_of(records: Sequence[SubtaskRecord], meta: Mapping[str, Any]) -> dict
         if r.level is not None and row is not None and row.get("style"):
             by_style.setdefault(str(row["style"]), []).append(LevelRecord(r.level, r.success, r.spl))
     return {style: langmap_overall(items) for style, items in sorted(by_style.items())}
+
+
+def langmap_section(records: Sequence[SubtaskRecord], meta: Mapping[str, Any]) -> ReportSection:
+    """LangMap's charts and tables on the report page (per level, SeqSR@n, per style), each when it has data; the
+    episodes' tables get a level column when a record has a level."""
+    levels = levels_of(records)
+    seq_sr = seq_sr_of(records)
+    styles = styles_of(records, meta)
+    charts, tables = [], []
+    if levels:
+        charts.append(_bar_chart("By LangMap level", levels, "by-level"))
+        tables.append(_stats_table("By LangMap level", "level", levels, "by-level"))
+    if seq_sr:
+        charts.append(_series_chart("LangMap SeqSR@n", {f"@{n}": [v] for n, v in seq_sr.items()}, ["SeqSR"],
+                                    "seq-sr"))
+    if styles:
+        tables.append(_stats_table("By LangMap description style", "style", styles, "by-style"))
+    if seq_sr:
+        tables.append(_value_table("LangMap SeqSR@n (sequences whose first n goals all succeed)", "n",
+                                   seq_sr, "SeqSR", "seq-sr"))
+    return ReportSection(tuple(charts), tuple(tables), level_column=bool(levels))

@@ -47,6 +47,7 @@ from goat_suites.common.suite_metrics import (
 )
 from goat_suites.langmap.generator import EXTRA_STYLE, LangMapGenConfig, generate_langmap_dataset
 from goat_suites.langmap.loader import EXTRA_LEVELS, EXTRA_TEXTS
+from goat_suites.langmap.parts import LANGMAP
 
 SEQ_SR_MAX_N = 5  # LangMap reports SeqSR@1..5 of its 5-goal sequences
 
@@ -125,7 +126,7 @@ def run_suite(args: argparse.Namespace) -> int:
     check_suite_args(args)
     run_config = run_config_from_args(args)  # settings first: a bad one fails before anything is generated
     workers = GoatWorkerFactory(run_config, agent_config_from_args(args), MatcherConfig(),
-                                sim_config_from_args(args), verbose=args.verbose)
+                                sim_config_from_args(args), parts=LANGMAP, verbose=args.verbose)
     # The workers start (and build their agents) while the episodes are generated.
     with WorkerPool(parallel_config(args), workers, max_units=args.episodes) as pool:
         return _run(args, run_config, pool, started)
@@ -151,6 +152,7 @@ def _run(args: argparse.Namespace, run_config: RunConfig, pool: WorkerPool, star
         return {"subtasks": [info(r) for r in records], "tables": tables.to_json(),
                 "generator": dataclasses.asdict(LangMapGenConfig())}
 
-    run = run_episodes(args, episodes, pool, meta, annotate, suite_meta)
+    run = run_episodes(args, episodes, pool, meta, LANGMAP, annotate, suite_meta)
     tables = langmap_tables(run.records, [str(info(r)["style"]) for r in run.records])
-    return finish(args, run, meta, format_tables(tables), started, f"{len(episodes)} sequences")
+    return finish(args, run, meta, format_tables(tables), started, f"{len(episodes)} sequences",
+                  LANGMAP)

@@ -45,8 +45,8 @@ from goat_suites.pasture.generator import (
     EXTRA_VISIBLE_FRACTION,
     PastureGenConfig,
     generate_pasture_dataset,
-    home_for_scene,
 )
+from goat_suites.pasture.parts import PASTURE
 from sim_bridge.embedded.catalogue import UNCOMMON_CATALOGUE
 from sim_bridge.embedded.furniture_categories import UNCOMMON_MODEL_CATEGORIES
 
@@ -99,9 +99,8 @@ def run_suite(args: argparse.Namespace) -> int:
     started = time.monotonic()
     check_suite_args(args)
     run_config = run_config_from_args(args)  # settings first: a bad one fails before anything is generated
-    workers = suite_workers(run_config, agent_config_from_args(args), MatcherConfig(),
+    workers = suite_workers(run_config, agent_config_from_args(args), MatcherConfig(), PASTURE,
                             extra_labels=[spec.name for spec in UNCOMMON_CATALOGUE] + sorted(UNCOMMON_MODEL_CATEGORIES),
-                            home_for_scene=home_for_scene,
                             verbose=args.verbose, sim_config=sim_config_from_args(args))
     # The workers start (and build their agents) while the episodes are generated.
     with WorkerPool(parallel_config(args), workers) as pool:
@@ -127,6 +126,7 @@ def _run(args: argparse.Namespace, run_config: RunConfig, pool: WorkerPool, star
                 "by_category": {k: v.to_json() for k, v in by_split.items()}, "overall": overall.to_json(),
                 "generator": dataclasses.asdict(PastureGenConfig())}
 
-    run = run_episodes(args, episodes, pool, meta, suite_meta=suite_meta)
+    run = run_episodes(args, episodes, pool, meta, PASTURE, suite_meta=suite_meta)
     by_split, overall = pasture_tables(pasture_records(run.records, [split(r) for r in run.records]))
-    return finish(args, run, meta, format_table(by_split, overall), started, f"{len(episodes)} episodes{what}")
+    return finish(args, run, meta, format_table(by_split, overall), started,
+                  f"{len(episodes)} episodes{what}", PASTURE)

@@ -18,8 +18,8 @@ from goat_core.errors import GoatError
 from goat_core.frames import habitat_to_ros_position
 from goat_core.types import GoalModality
 from goat_suites.common.episodes import GoatEpisode, goals_for_task
-from goat_suites.goat.generator import ImageGoalRenderer
-from goat_suites.pasture.generator import home_for_scene
+from goat_suites.common.goal_images import ImageGoalRenderer
+from goat_suites.common.parts import procedural_home
 from sim_bridge.embedded.home import Home
 from sim_bridge.embedded.sim import EmbeddedSim, SimConfig
 
@@ -70,7 +70,7 @@ def goal_views(episodes: Sequence[GoatEpisode],
     for episode in episodes:
         by_scene.setdefault(episode.scene_id, []).append(episode)
     for scene_id, scene_episodes in by_scene.items():
-        with EmbeddedSim(home_for_scene(scene_id), sim_config) as sim:
+        with EmbeddedSim(procedural_home(scene_id), sim_config) as sim:
             for episode in scene_episodes:
                 out[(scene_id, episode.episode_id)] = episode_goal_views(sim, episode)
     return out
@@ -96,5 +96,5 @@ def credits_section(homes: Sequence[Home]) -> str:
 def report_extras(episodes: Sequence[GoatEpisode]) -> tuple[dict[tuple[Optional[str], str], str], str]:
     """The per-episode goal views and the credits section of a run's report."""
     views = goal_views(episodes)
-    homes = [home_for_scene(scene) for scene in dict.fromkeys(e.scene_id for e in episodes)]
+    homes = [procedural_home(scene) for scene in dict.fromkeys(e.scene_id for e in episodes)]
     return views, credits_section(homes)
