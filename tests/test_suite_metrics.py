@@ -5,10 +5,10 @@ from typing import Any, Optional
 import numpy as np
 import pytest
 
+from goat_core.errors import GoatError
 from goat_suites.common.levels import parse_level
 from goat_suites.common.metrics import InvalidMetricInputError
 from goat_suites.common.suite_metrics import (
-    NOISE_SIGMA_RANGE,
     FindingDoryRecord,
     LevelRecord,
     PastureRecord,
@@ -16,11 +16,11 @@ from goat_suites.common.suite_metrics import (
     findingdory_stats,
     langmap_by_level,
     langmap_overall,
-    noisy_goal_image,
     pasture_by_category,
     seq_sr,
     seq_sr_table,
 )
+from sim_bridge.embedded.goal_image import NOISE_SIGMA_RANGE, noisy_goal_image
 
 # ----------------------------------------------------------------------------------------------- LangMap
 
@@ -239,5 +239,5 @@ def test_noise_scale_in_8bit_levels() -> None:
     ],
 )
 def test_noise_rejects(image: np.ndarray, kwargs: dict[str, Any], bad: str) -> None:
-    with pytest.raises(InvalidMetricInputError, match=bad):
+    with pytest.raises(GoatError, match=bad):
         noisy_goal_image(image, 0, **kwargs)

@@ -6,35 +6,34 @@ reference the graph run is compared against action for action.
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
-import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
 from goat_core.agent import Agent, AgentConfig
-from goat_core.errors import ConfigError, GoatError, UnreachableGoalError
+from goat_core.errors import ConfigError
 from goat_core.frames import habitat_quaternion_to_yaw, habitat_to_ros_position
 from goat_core.matching.embeddings import SentenceEmbedder
 from goat_core.matching.matcher import MatcherConfig
 from goat_core.matching.selection import StackConfig, build_stack
-from goat_core.types import DiscreteAction, Goal, GoalModality, Observation
+from goat_core.types import DiscreteAction, Goal, Observation
 from goat_suites.common.agents import BenchAgent, build_baseline_agent, check_agent
-from goat_suites.common.episodes import GoalObject, GoatEpisode, GoatTask, task_goal_text
-from goat_suites.common.failures import failure_of_subtask
-from goat_suites.common.goal_images import ImageGoalRenderer
+from goat_suites.common.episodes import GoatEpisode
+from goat_suites.common.failures import SceneObject, failure_of_subtask
 from goat_suites.common.metrics import spl as spl_metric
-from goat_suites.common.paraphrase import paraphrase_description
 from goat_suites.common.parts import EPISODE_SCHEMA, SuiteParts
 from goat_suites.common.protocols import GOAT_BENCH, Budget, Embodiment, SuccessRule
 from goat_suites.common.realism import AgentSenses
 from goat_suites.common.results import SubtaskRecord
-from goat_suites.common.success import SUCCESS_METRICS, SuccessRegion, scene_objects, target_visible_m
-from goat_suites.common.suite_metrics import noisy_goal_image
+from goat_suites.common.subtask_plan import GoalWording, SubtaskPlan, plan_subtask
+from goat_suites.common.success import DISTANCE_TO, SUCCESS_METRICS, scene_objects
 from sim_bridge.embedded.catalogue import CATALOGUE
 from sim_bridge.embedded.sim import EmbeddedSim, SimConfig
+from sim_bridge.embedded.subtask_env import SubtaskOutcome, run_subtask
 
 
 @dataclass(frozen=True)
@@ -58,7 +57,7 @@ class RunConfig:
     success_metric: str = "geodesic_viewpoint"
     record_actions: bool = True
     # GOAT-Bench's noise-robustness study: image goals get Gaussian pixel noise, sigma ~ U(0.1, 2.0) (see
-    # goat_suites.common.suite_metrics.noisy_goal_image), drawn per subtask from the episode id and index.
+    # sim_bridge.embedded.goal_image.noisy_goal_image), drawn per subtask from the episode id and index.
     goal_image_noise: bool = False
     # ... and description goals are restated in other words (goat_suites.common.paraphrase), per subtask
     goal_paraphrase: bool = False
@@ -83,9 +82,7 @@ class RunConfig:
         return self.budget().subtask_budget(0)
 
     def success_rule(self) -> SuccessRule:
-        distance_to = {"geodesic_viewpoint": "view_points", "euclidean_object": "object",
-                       "visible_object": "visible_object"}[self.success_metric]
-        return SuccessRule(distance_m=self.success_distance_m, distance_to=distance_to,
+        return SuccessRule(distance_m=self.success_distance_m, distance_to=DISTANCE_TO[self.success_metric],
                            comparison=self.success_comparison, requires_stop=self.success_requires_stop)
 
     def protocol_deviations(self, sim_config: SimConfig) -> tuple[str, ...]:
@@ -179,11 +176,6 @@ def build_agent(agent_config: AgentConfig, matcher_config: MatcherConfig, labels
     return Agent(agent_config, perception, matcher)
 
 
-def _subtask_seed(episode: GoatEpisode, index: int) -> int:
-    """A seed of one subtask (noise, paraphrases) that depends on nothing but the episode and the index."""
-    return zlib.crc32(f"{episode.scene_id}/{episode.episode_id}/{index}".encode())
-
-
 class EpisodeRunner:
     """Runs episodes one after another, reusing the simulator while the scene stays the same."""
 
@@ -237,130 +229,86 @@ class EpisodeRunner:
                     on_subtask: Optional[Callable[[SubtaskTrace], None]] = None,
                     on_goal: Optional[Callable[[int, Goal], None]] = None,
                     ) -> tuple[list[SubtaskRecord], Trajectory]:
-        """Run every subtask of ``episode``; a subtask whose goal is invalid is recorded as an error."""
+        """Run every subtask of ``episode``; a subtask whose goal is invalid is recorded as an error.
+
+        The episode is read once, into one plan per subtask (goat_suites.common.subtask_plan); the simulator then
+        runs each subtask (sim_bridge.embedded.subtask_env.run_subtask) and the runner scores what it measured.
+        """
+        cfg = self.run_config
+        wording = GoalWording(cfg.goal_paraphrase, cfg.goal_image_noise, cfg.image_goal_category)
+        plans = [plan_subtask(episode, index, task, self.parts, wording) for index, task in enumerate(episode.tasks)]
+        start = habitat_to_ros_position(episode.start_position)[:2]
+        start_yaw = habitat_quaternion_to_yaw(episode.start_rotation)
         sim = self._sim_for(episode.scene_id)
+        obs = sim.reset(np.asarray(start), start_yaw)
         agent = self.agent
-        start = habitat_to_ros_position(episode.start_position)
-        obs = sim.reset(np.asarray(start[:2]), habitat_quaternion_to_yaw(episode.start_rotation))
         agent.reset_episode()
         self.senses.reset()
         grid = sim.navgrid
         trajectory = Trajectory(episode.episode_id, episode.scene_id, navigable=grid.navigable,
                                 grid_origin_xy_m=(float(grid.origin_xy_m[0]), float(grid.origin_xy_m[1])),
                                 grid_resolution_m=grid.resolution_m)
-        trajectory.positions_xy_m.append(self._world_xy(sim))
+        pose = sim.base_pose_world
+        trajectory.positions_xy_m.append((pose.x_m, pose.y_m))
         records: list[SubtaskRecord] = []
-        goal_images = ImageGoalRenderer(sim)
-        budget = self.run_config.budget()
+        budget = cfg.budget()
         actions_used = 0  # in this episode, STOP included: the episode budget is shared by its subtasks
-        for index, task in enumerate(episode.tasks):
-            goals = self.parts.scored_goals(episode, index, task)
+        distance_to = cfg.success_rule().distance_to
+        for plan in plans:
             trajectory.subtask_starts.append(len(trajectory.positions_xy_m) - 1)
-            trajectory.goal_positions_xy_m.append(
-                [tuple(habitat_to_ros_position(g.position)[:2]) for g in goals])
-            record, obs = self._run_subtask(sim, agent, episode, index, task, goals, obs, goal_images,
-                                            trajectory, on_step, on_goal, budget.subtask_budget(actions_used))
+            trajectory.goal_positions_xy_m.append(plan.goal_positions_xy_m)
+            self._last_goal_text = plan.described()
+            outcome = run_subtask(sim, plan.place, distance_to, obs, budget.subtask_budget(actions_used),
+                                  functools.partial(self._begin, episode.episode_id, plan, on_goal), agent,
+                                  self.senses.see, on_step)
+            obs = outcome.obs if outcome.obs is not None else obs
+            trajectory.positions_xy_m.extend(outcome.forward_xy_m)
+            record = self._score(episode, plan, outcome, (start, start_yaw), scene_objects(sim.home))
             actions_used += record.num_actions
             records.append(record)
             if on_subtask is not None:
-                on_subtask(self._trace(agent, record, task, goals))
+                on_subtask(self._trace(agent, record, plan))
         return records, trajectory
 
-    def _trace(self, agent: BenchAgent, record: SubtaskRecord, task: GoatTask,
-               goals: Sequence[GoalObject]) -> SubtaskTrace:
+    def _begin(self, episode_id: str, plan: SubtaskPlan, on_goal: Optional[Callable[[int, Goal], None]],
+               picture: Optional[np.ndarray]) -> None:
+        """Hand the agent the goal of ``plan`` (an image goal with its ``picture``)."""
+        goal = plan.goal if picture is None else plan.image_goal(picture, math.radians(self.sim_config.hfov_deg))
+        assert goal is not None, "a planned goal without words has a picture"
+        self._last_goal_text = goal.describe()
+        self.agent.start_subtask(goal)
+        if self.agent.goal_note is not None:
+            print(f"warning: {episode_id}/{plan.index}: {self.agent.goal_note}", file=sys.stderr)
+        if on_goal is not None:
+            on_goal(plan.index, goal)
+
+    def _score(self, episode: GoatEpisode, plan: SubtaskPlan, outcome: SubtaskOutcome,
+               start: tuple[np.ndarray, float], objects: Sequence[SceneObject]) -> SubtaskRecord:
+        """The record of a subtask the simulator ran (or could not start: an error record)."""
+        base: dict[str, Any] = dict(episode_id=episode.episode_id, scene_id=episode.scene_id, index=plan.index,
+                                    modality=plan.task.modality)
+        if outcome.error is not None:
+            return SubtaskRecord(**base, success=False, spl=0.0, path_length_m=0.0, geodesic_m=None,
+                                 num_actions=0, stop_reason="error", distance_to_goal_m=None, error=outcome.error)
+        self.senses.log.subtask_end.append(len(self.senses.log.truth) - 1)
+        stop_reason = "stop" if outcome.stopped else "budget"
+        success = self.run_config.success_rule().is_success(outcome.stopped, outcome.distance_m)
+        decision = self.agent.last_stop if outcome.stopped else None
+        failure = failure_of_subtask(success, stop_reason, decision, start[0], start[1],
+                                     list(plan.place.object_ids), objects)
+        distance_m = outcome.distance_m
+        return SubtaskRecord(
+            **base, success=success, spl=spl_metric(success, outcome.geodesic_m, outcome.path_length_m),
+            path_length_m=outcome.path_length_m, geodesic_m=outcome.geodesic_m, num_actions=len(outcome.actions),
+            stop_reason=stop_reason, distance_to_goal_m=distance_m if math.isfinite(distance_m) else None,
+            actions=tuple(outcome.actions) if self.run_config.record_actions else None, failure=failure,
+            stop_detail=decision.reason if decision is not None else None)
+
+    def _trace(self, agent: BenchAgent, record: SubtaskRecord, plan: SubtaskPlan) -> SubtaskTrace:
         state = agent.debug_state()
         match = state.match
         matched = agent.memory.instances.get(match.instance_id) if match.instance_id is not None else None
         return SubtaskTrace(
-            record=record, goal=self._last_goal_text, target_ids=tuple(g.object_id for g in goals),
+            record=record, goal=self._last_goal_text, target_ids=plan.place.object_ids,
             matched_category=matched.category if matched is not None else None, match_score=match.score,
             match_confident=match.confident, agent_mode=state.mode)
-
-    @staticmethod
-    def _world_xy(sim: EmbeddedSim) -> tuple[float, float]:
-        pose = sim.base_pose_world
-        return (pose.x_m, pose.y_m)
-
-    def _make_goal(self, episode: GoatEpisode, index: int, task: GoatTask, goals: Sequence[GoalObject],
-                   goal_images: ImageGoalRenderer) -> Goal:
-        target = task.object_id or (goals[0].object_id if goals else None)
-        if task.modality is GoalModality.CATEGORY:
-            return Goal(GoalModality.CATEGORY, category=task_goal_text(episode, index, task), target_id=target)
-        if task.modality is GoalModality.DESCRIPTION:
-            text = task_goal_text(episode, index, task)
-            if self.run_config.goal_paraphrase:
-                text = paraphrase_description(text, _subtask_seed(episode, index))
-            return Goal(GoalModality.DESCRIPTION, text=text, target_id=target)
-        image = goal_images.render(episode, task)
-        if self.run_config.goal_image_noise:
-            image, _ = noisy_goal_image(image, _subtask_seed(episode, index))
-        category = task.category if self.run_config.image_goal_category and task.category else None
-        return Goal(GoalModality.IMAGE, image=image, image_hfov_rad=math.radians(self.sim_config.hfov_deg),
-                    category=category, target_id=target)
-
-    def _run_subtask(self, sim: EmbeddedSim, agent: BenchAgent, episode: GoatEpisode, index: int, task: GoatTask,
-                     goals: Sequence[GoalObject], obs: Observation, goal_images: ImageGoalRenderer,
-                     trajectory: Trajectory,
-                     on_step: Optional[Callable[[Observation, DiscreteAction], None]],
-                     on_goal: Optional[Callable[[int, Goal], None]] = None, max_actions: int = 0,
-                     ) -> tuple[SubtaskRecord, Observation]:
-        """One subtask of at most ``max_actions`` actions (0: the episode budget is spent, it fails unstarted
-        but is still scored, as GOAT-Bench scores the subtasks an episode never reached)."""
-        cfg = self.run_config
-        start_xy = np.asarray(self._world_xy(sim))
-        self._last_goal_text = f"{task.modality.value}: {task.category}"
-        base: dict[str, Any] = dict(episode_id=episode.episode_id, scene_id=episode.scene_id, index=index,
-                                    modality=task.modality)
-        try:
-            region = SuccessRegion(sim.navgrid, goals, cfg.success_metric)
-            geodesic_m = region.geodesic_m(start_xy)
-            if not math.isfinite(geodesic_m):
-                raise UnreachableGoalError(
-                    f"goal {[g.object_id for g in goals]} is unreachable from {start_xy.round(2).tolist()}")
-            goal = self._make_goal(episode, index, task, goals, goal_images)
-            self._last_goal_text = goal.describe()
-            agent.start_subtask(goal)
-            if agent.goal_note is not None:
-                print(f"warning: {episode.episode_id}/{index}: {agent.goal_note}", file=sys.stderr)
-            if on_goal is not None:
-                on_goal(index, goal)
-        except GoatError as exc:
-            return SubtaskRecord(**base, success=False, spl=0.0, path_length_m=0.0, geodesic_m=None,
-                                 num_actions=0, stop_reason="error", distance_to_goal_m=None, error=str(exc)), obs
-        path_length_m = 0.0
-        actions: list[DiscreteAction] = []
-        stop_reason = "budget"
-        prev_xy = start_xy
-        for _ in range(max_actions):
-            seen = self.senses.see(obs, sim.episode_pose())
-            action = agent.act(seen)
-            actions.append(action)
-            if on_step is not None:
-                on_step(seen, action)
-            if action is DiscreteAction.STOP:
-                stop_reason = "stop"
-                break
-            obs = sim.step(action)
-            xy = np.asarray(self._world_xy(sim))
-            path_length_m += float(np.linalg.norm(xy - prev_xy))
-            if action is DiscreteAction.MOVE_FORWARD:
-                trajectory.positions_xy_m.append((float(xy[0]), float(xy[1])))
-            prev_xy = xy
-        final_xy = np.asarray(self._world_xy(sim))
-        self.senses.log.subtask_end.append(len(self.senses.log.truth) - 1)
-        distance_m = region.distance_m(final_xy)
-        if cfg.success_metric == "visible_object":  # CoW: the target in the final image, within the distance
-            distance_m = target_visible_m(sim.current_objects(), goals, final_xy, obs.segmentation)
-        success = cfg.success_rule().is_success(stop_reason == "stop", distance_m)
-        decision = agent.last_stop if stop_reason == "stop" else None
-        start = habitat_to_ros_position(episode.start_position)
-        failure = failure_of_subtask(success, stop_reason, decision, start[:2],
-                                     habitat_quaternion_to_yaw(episode.start_rotation),
-                                     [g.object_id for g in goals], scene_objects(sim.home))
-        return SubtaskRecord(
-            **base, success=success, spl=spl_metric(success, geodesic_m, path_length_m),
-            path_length_m=path_length_m, geodesic_m=geodesic_m, num_actions=len(actions),
-            stop_reason=stop_reason, distance_to_goal_m=distance_m if math.isfinite(distance_m) else None,
-            actions=tuple(actions) if cfg.record_actions else None, failure=failure,
-            stop_detail=decision.reason if decision is not None else None), obs
-

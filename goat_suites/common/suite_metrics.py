@@ -1,4 +1,4 @@
-"""Paper metrics of the LangMap, FindingDory and PASTURE suites, and the GOAT-Bench image-noise helper.
+"""Paper metrics of the LangMap, FindingDory and PASTURE suites (goal-image noise: sim_bridge.embedded.goal_image).
 
 Each metric is defined once here, reads a list of small frozen records, and cites where its definition comes
 from. Success and SPL of a single (sub)task are :func:`goat_suites.common.metrics.is_success` and
@@ -12,7 +12,6 @@ References:
     ``findingdory/task/measures.py`` (``FindingDorySPL``, ``FindingDoryHighLevelSPL``).
     PASTURE: Gadre et al., CVPR 2023, "CoWs on Pasture"; real-stanford/cow ``pasture_runner.py`` (the splits)
     and ``success_agg.py`` (SR and SPL per split, AI2-THOR ``compute_spl``).
-    GOAT-Bench: Khanna et al. 2024, image-goal noise robustness, sigma ~ U(0.1, 2.0).
 """
 
 from __future__ import annotations
@@ -20,8 +19,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional, Sequence, Union
-
-import numpy as np
 
 from goat_suites.common.levels import LANGMAP_LEVELS, parse_level
 from goat_suites.common.metrics import InvalidMetricInputError, group_by, mean_over, spl
@@ -299,40 +296,3 @@ def pasture_by_category(records: Iterable[PastureRecord]) -> dict[str, GroupStat
     """
     groups = group_by(records, lambda r: r.category)
     return {c: _stats(groups[c]) for c in PASTURE_CATEGORIES if c in groups}
-
-
-# ----------------------------------------------------------------------------------------------- GOAT noise
-
-NOISE_SIGMA_RANGE = (0.1, 2.0)
-
-
-def noisy_goal_image(
-    image: np.ndarray,
-    seed: Union[int, np.random.Generator],
-    *,
-    sigma_range: tuple[float, float] = NOISE_SIGMA_RANGE,
-    full_scale: float = 1.0,
-) -> tuple[np.ndarray, float]:
-    """A goal image with additive zero-mean Gaussian pixel noise, and the sigma that was drawn.
-
-    GOAT-Bench's noise-robustness study perturbs goal images with Gaussian noise of sigma ~ U(0.1, 2.0). The
-    paper does not state the intensity scale; here sigma is in units of ``full_scale`` intensity levels
-    relative to the image range [0, 1] (the default 1.0: sigma 0.1 is mild, 2.0 swamps the picture). Pass
-    ``full_scale=1/255`` to read sigma in 8-bit levels instead. Each pixel and channel gets independent noise;
-    the result is rounded and clipped back to uint8. The same ``seed`` (an int, or a Generator in the same
-    state) gives the same sigma and the same image.
-    """
-    if not isinstance(image, np.ndarray) or image.dtype != np.uint8 or image.ndim != 3 or image.shape[2] != 3:
-        shape = getattr(image, "shape", None)
-        raise InvalidMetricInputError(f"image must be an (H, W, 3) uint8 RGB array, got {type(image).__name__} "
-                                      f"{getattr(image, 'dtype', '')} {shape}")
-    low, high = sigma_range
-    if not (math.isfinite(low) and math.isfinite(high) and 0.0 <= low <= high):
-        raise InvalidMetricInputError(f"sigma_range must be 0 <= low <= high, got {sigma_range!r}")
-    if not (math.isfinite(full_scale) and full_scale > 0.0):
-        raise InvalidMetricInputError(f"full_scale must be a positive number, got {full_scale!r}")
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    sigma = float(rng.uniform(low, high))
-    unit = image.astype(np.float64) / 255.0
-    noisy = unit + rng.normal(0.0, sigma * full_scale, size=image.shape)
-    return np.clip(np.rint(noisy * 255.0), 0, 255).astype(np.uint8), sigma

@@ -1,1 +1,1 @@
-"""GOAT-Bench: the procedural episode generator and the noise-robustness helpers of the GOAT suite."""
+"""GOAT-Bench: the procedural episode generator, the report's goal views and credits, and the suite's parts."""
