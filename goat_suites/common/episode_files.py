@@ -463,14 +463,10 @@ def _image_goal_json(g: ImageGoalSpec) -> dict[str, Any]:
 
 
 def _goal_json(g: GoalObject) -> dict[str, Any]:
-    out: dict[str, Any] = dict(g.attributes)
-    out.update(
-        object_id=g.object_id,
-        object_category=g.object_category,
-        position=list(g.position),
-        view_points=[_view_point_json(v) for v in g.view_points],
-        image_goals=[_image_goal_json(i) for i in g.image_goals],
-    )
+    # the stored fields we do not read first, then ours over them (a key keeps its place, as dict.update does)
+    out: dict[str, Any] = {**g.attributes, "object_id": g.object_id, "object_category": g.object_category,
+                           "position": list(g.position), "view_points": [_view_point_json(v) for v in g.view_points],
+                           "image_goals": [_image_goal_json(i) for i in g.image_goals]}
     if g.lang_desc is not None:
         out["lang_desc"] = g.lang_desc
     return out
@@ -484,16 +480,8 @@ def _task_json(t: GoatTask) -> list[Any]:
 
 
 def _episode_json(e: GoatEpisode) -> dict[str, Any]:
-    out: dict[str, Any] = dict(e.extra)
-    out.update(
-        episode_id=e.episode_id,
-        scene_id=e.scene_id,
-        start_position=list(e.start_position),
-        start_rotation=list(e.start_rotation),
-        tasks=[_task_json(t) for t in e.tasks],
-        info=dict(e.info),
-    )
-    return out
+    return {**e.extra, "episode_id": e.episode_id, "scene_id": e.scene_id, "start_position": list(e.start_position),
+            "start_rotation": list(e.start_rotation), "tasks": [_task_json(t) for t in e.tasks], "info": dict(e.info)}
 
 
 def _merged_goals(episodes: Sequence[GoatEpisode]) -> dict[str, list[dict[str, Any]]]:

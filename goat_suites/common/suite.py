@@ -15,10 +15,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
+
+from tqdm import tqdm
 
 from goat_core.agent import AgentConfig
 from goat_core.agent.config_file import load_agent_config
@@ -36,12 +39,13 @@ from goat_suites.common.episode_worker import (
 from goat_suites.common.episodes import GoatEpisode
 from goat_suites.common.home_stats import scenes_meta
 from goat_suites.common.outputs import run_progress
-from goat_suites.common.parallel import WORKER_LOST, RunStats, UnitResult, WorkerPool, WorkUnit
+from goat_suites.common.parallel import WORKER_LOST, RunStats, UnitResult, WorkerPool, WorkUnit, parallel_config
 from goat_suites.common.parts import SuiteParts
 from goat_suites.common.protocol_meta import protocol_meta, protocol_sim_config
 from goat_suites.common.report import write_html_report
 from goat_suites.common.results import GroupStats, SubtaskRecord, read_results_json, summarise, write_results_json
 from goat_suites.common.resume import PlanResults, check_same_run, plan_run
+from goat_suites.common.run_args import run_config_from_args, sim_config_from_args
 from goat_suites.common.runner import RunConfig, Trajectory
 from goat_suites.common.trajectories import (
     TRAJECTORIES_META_KEY,
@@ -66,6 +70,28 @@ def suite_workers(run_config: RunConfig, agent_config: AgentConfig, matcher_conf
     labels += [label for label in extra_labels if label not in labels]
     return GoatWorkerFactory(run_config, agent_config, matcher_config, sim_config, labels=tuple(labels),
                              parts=parts, verbose=verbose)
+
+
+SuiteBody = Callable[[argparse.Namespace, RunConfig, WorkerPool, float], int]
+
+
+def start_suite(args: argparse.Namespace, parts: SuiteParts, body: SuiteBody, extra_labels: Sequence[str] = (),
+                max_units: Optional[int] = None) -> int:
+    """The start of a GoatEpisode suite's run: its settings (a bad one fails before anything is generated), then
+    its workers, which start (and build their agents) while ``body(args, run_config, pool, started)`` generates
+    or loads the episodes and runs them. ``max_units``: the most episodes the run has (sizes the pool)."""
+    started = time.monotonic()
+    check_suite_args(args)
+    run_config = run_config_from_args(args)
+    workers = suite_workers(run_config, agent_config_from_args(args), MatcherConfig(), parts, extra_labels,
+                            verbose=args.verbose, sim_config=sim_config_from_args(args))
+    with WorkerPool(parallel_config(args), workers, max_units=max_units) as pool:
+        return body(args, run_config, pool, started)
+
+
+def generation_bar(args: argparse.Namespace, desc: str, unit: str) -> tqdm:
+    """The progress bar of a suite's episode generation (``--episodes`` steps; off with ``--quiet``)."""
+    return tqdm(total=args.episodes, desc=desc, unit=unit, disable=args.quiet, file=sys.stderr)
 
 
 def check_suite_args(args: argparse.Namespace) -> None:

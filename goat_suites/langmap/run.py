@@ -14,28 +14,22 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
-import time
 from typing import Any, Optional, Sequence
 
-from tqdm import tqdm
-
 from goat_core.errors import EpisodeFormatError
-from goat_core.matching.matcher import MatcherConfig
-from goat_suites.common.episode_worker import GoatWorkerFactory
 from goat_suites.common.episodes import GoatDataset, GoatEpisode
 from goat_suites.common.metrics import group_by
-from goat_suites.common.parallel import WorkerPool, parallel_config
+from goat_suites.common.parallel import WorkerPool
 from goat_suites.common.results import GroupStats, SubtaskRecord
-from goat_suites.common.run_args import home_config_from_args, run_config_from_args, sim_config_from_args
+from goat_suites.common.run_args import home_config_from_args
 from goat_suites.common.runner import RunConfig
 from goat_suites.common.suite import (
-    agent_config_from_args,
     base_meta,
-    check_suite_args,
     finish,
+    generation_bar,
     load_episodes,
     run_episodes,
+    start_suite,
     stats_rows,
 )
 from goat_suites.common.suite_metrics import (
@@ -110,7 +104,7 @@ def format_tables(tables: LangMapTables) -> str:
 
 
 def _generate(args: argparse.Namespace) -> GoatDataset:
-    bar = tqdm(total=args.episodes, desc="generating sequences", unit="ep", disable=args.quiet, file=sys.stderr)
+    bar = generation_bar(args, "generating sequences", "ep")
 
     def advance(_episode: GoatEpisode) -> None:
         bar.update(1)
@@ -122,14 +116,7 @@ def _generate(args: argparse.Namespace) -> GoatDataset:
 
 
 def run_suite(args: argparse.Namespace) -> int:
-    started = time.monotonic()
-    check_suite_args(args)
-    run_config = run_config_from_args(args)  # settings first: a bad one fails before anything is generated
-    workers = GoatWorkerFactory(run_config, agent_config_from_args(args), MatcherConfig(),
-                                sim_config_from_args(args), parts=LANGMAP, verbose=args.verbose)
-    # The workers start (and build their agents) while the episodes are generated.
-    with WorkerPool(parallel_config(args), workers, max_units=args.episodes) as pool:
-        return _run(args, run_config, pool, started)
+    return start_suite(args, LANGMAP, _run, max_units=args.episodes)
 
 
 def _run(args: argparse.Namespace, run_config: RunConfig, pool: WorkerPool, started: float) -> int:

@@ -15,28 +15,22 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
-import time
 from typing import Any, Optional, Sequence
 
-from tqdm import tqdm
-
 from goat_core.errors import EpisodeFormatError
-from goat_core.matching.matcher import MatcherConfig
 from goat_suites.common.episodes import GoatDataset, GoatEpisode
-from goat_suites.common.parallel import WorkerPool, parallel_config
+from goat_suites.common.parallel import WorkerPool
 from goat_suites.common.results import GroupStats, SubtaskRecord
-from goat_suites.common.run_args import home_config_from_args, run_config_from_args, sim_config_from_args
+from goat_suites.common.run_args import home_config_from_args
 from goat_suites.common.runner import RunConfig
 from goat_suites.common.suite import (
-    agent_config_from_args,
     base_meta,
-    check_suite_args,
     finish,
+    generation_bar,
     load_episodes,
     run_episodes,
+    start_suite,
     stats_rows,
-    suite_workers,
 )
 from goat_suites.common.suite_metrics import PASTURE_CATEGORIES, PastureRecord, pasture_by_category
 from goat_suites.pasture.generator import (
@@ -84,7 +78,7 @@ def format_table(by_split: dict[str, GroupStats], overall: GroupStats) -> str:
 
 
 def _generate(args: argparse.Namespace) -> GoatDataset:
-    bar = tqdm(total=args.episodes, desc="generating homes", unit="home", disable=args.quiet, file=sys.stderr)
+    bar = generation_bar(args, "generating homes", "home")
 
     def advance(_episodes: Sequence[GoatEpisode]) -> None:
         bar.update(1)
@@ -96,15 +90,8 @@ def _generate(args: argparse.Namespace) -> GoatDataset:
 
 
 def run_suite(args: argparse.Namespace) -> int:
-    started = time.monotonic()
-    check_suite_args(args)
-    run_config = run_config_from_args(args)  # settings first: a bad one fails before anything is generated
-    workers = suite_workers(run_config, agent_config_from_args(args), MatcherConfig(), PASTURE,
-                            extra_labels=[spec.name for spec in UNCOMMON_CATALOGUE] + sorted(UNCOMMON_MODEL_CATEGORIES),
-                            verbose=args.verbose, sim_config=sim_config_from_args(args))
-    # The workers start (and build their agents) while the episodes are generated.
-    with WorkerPool(parallel_config(args), workers) as pool:
-        return _run(args, run_config, pool, started)
+    return start_suite(args, PASTURE, _run,
+                       extra_labels=[spec.name for spec in UNCOMMON_CATALOGUE] + sorted(UNCOMMON_MODEL_CATEGORIES))
 
 
 def _run(args: argparse.Namespace, run_config: RunConfig, pool: WorkerPool, started: float) -> int:

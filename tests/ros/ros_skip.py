@@ -1,11 +1,11 @@
-"""The skip every ROS test module starts with, and the spinning helper the graph tests share."""
+"""The skip every ROS test module starts with, and the spinning and teardown helpers the graph tests share."""
 
 from __future__ import annotations
 
 import signal
 import subprocess
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import pytest
 
@@ -25,6 +25,16 @@ def spin_until(executor: Any, done: Callable[[], bool], timeout_s: float, what: 
     while not done():
         assert time.monotonic() < deadline, f"timed out after {timeout_s} s waiting for {what}"
         executor.spin_once(timeout_sec=0.05)
+
+
+def close_nodes(nodes: Sequence[Any], executor: Any) -> None:
+    """Close (where a node has ``close``) and destroy ``nodes`` in order, then shut ``executor`` down."""
+    for node in nodes:
+        close = getattr(node, "close", None)
+        if callable(close):
+            close()
+        node.destroy_node()
+    executor.shutdown()
 
 
 def stop_process(proc: subprocess.Popen[Any], timeout_s: float = 30.0) -> None:

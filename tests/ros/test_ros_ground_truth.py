@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 pytest.importorskip("rclpy", reason="rclpy is not installed: run 'bash scripts/setup_ros.sh'")
-from ros_skip import require_ros, spin_until  # noqa: E402
+from ros_skip import close_nodes, require_ros, spin_until  # noqa: E402
 
 require_ros()
 
@@ -59,12 +59,7 @@ def test_no_agent_node_reads_the_true_pose() -> None:
         odom, truth = got["odom"].pose.pose, got["truth"].pose.pose
         assert math.hypot(odom.position.x - truth.position.x, odom.position.y - truth.position.y) > 1e-4
     finally:
-        for node in nodes:
-            close = getattr(node, "close", None)
-            if callable(close):
-                close()
-            node.destroy_node()
-        executor.shutdown()
+        close_nodes(nodes, executor)
         rclpy.try_shutdown()
 
 
@@ -100,10 +95,5 @@ def test_localiser_node_publishes_map_to_odom() -> None:
         moved = abs(last.translation.x) + abs(last.translation.y) + abs(last.rotation.z)
         assert math.isfinite(moved) and moved > 0.0
     finally:
-        for node in nodes:
-            close = getattr(node, "close", None)
-            if callable(close):
-                close()
-            node.destroy_node()
-        executor.shutdown()
+        close_nodes(nodes, executor)
         rclpy.try_shutdown()

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 pytest.importorskip("rclpy", reason="rclpy is not installed: run 'bash scripts/setup_ros.sh'")
-from ros_skip import require_ros  # noqa: E402
+from ros_skip import close_nodes, require_ros  # noqa: E402
 
 require_ros()
 
@@ -75,13 +75,7 @@ def sim_graph(ros: None) -> Iterator[tuple[Any, SingleThreadedExecutor]]:
     for node in [*nodes, probe]:
         executor.add_node(node)
     yield probe, executor
-    for node in reversed(nodes):
-        close = getattr(node, "close", None)
-        if close is not None:
-            close()
-        node.destroy_node()
-    probe.destroy_node()
-    executor.shutdown()
+    close_nodes([*reversed(nodes), probe], executor)
 
 
 @pytest.mark.slow

@@ -35,10 +35,10 @@ from sim_bridge.embedded.home_placement import (
     SURFACE_MARGIN_M,
     Placed,
     draw,
+    draw_footprint,
     model_keys,
     quarter_turn,
     rests_on,
-    uniform_or_none,
 )
 from sim_bridge.embedded.home_types import Rect, Room
 
@@ -211,13 +211,9 @@ def _scatter(rng: np.random.Generator, piece: Placed, level: Level, pool: list[C
             break
         spec = pool[int(rng.integers(len(pool)))]
         size, scale, choice = draw(rng, spec, fur, used + Counter(model_keys(placed)))
-        quarter = int(rng.integers(4))
-        hx, hy = (size[1] / 2, size[0] / 2) if quarter % 2 else (size[0] / 2, size[1] / 2)
-        x = uniform_or_none(rng, area.x0 + m + hx, area.x1 - m - hx)
-        y = uniform_or_none(rng, area.y0 + m + hy, area.y1 - m - hy)
-        if x is None or y is None or size[2] > free - m:
+        quarter, rect = draw_footprint(rng, size, area, m)
+        if rect is None or size[2] > free - m:
             continue
-        rect = Rect(x - hx, y - hy, x + hx, y + hy)
         if support is not None and not rests_on(support, piece, rect, size[2]):
             continue
         if all(rect.gap_to(p.footprint) >= m for p in placed):

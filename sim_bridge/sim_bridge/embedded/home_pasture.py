@@ -16,10 +16,10 @@ from sim_bridge.embedded.home_placement import (
     Placed,
     PlacedFurniture,
     draw,
+    draw_footprint,
     number_object,
     quarter_turn,
     rests_on,
-    uniform_or_none,
 )
 from sim_bridge.embedded.home_types import ObjectSpec, Rect
 
@@ -48,13 +48,9 @@ def _fit_small(rng: np.random.Generator, spec: CategorySpec, area: Rect, z0_m: f
     m = SURFACE_MARGIN_M
     for _ in range(10):
         size, scale, choice = draw(rng, spec, fur)
-        quarter = int(rng.integers(4))
-        hx, hy = (size[1] / 2, size[0] / 2) if quarter % 2 else (size[0] / 2, size[1] / 2)
-        x = uniform_or_none(rng, area.x0 + m + hx, area.x1 - m - hx)
-        y = uniform_or_none(rng, area.y0 + m + hy, area.y1 - m - hy)
-        if x is None or y is None or size[2] > max_height_m - m:
+        quarter, rect = draw_footprint(rng, size, area, m)
+        if rect is None or size[2] > max_height_m - m:
             continue
-        rect = Rect(x - hx, y - hy, x + hx, y + hy)
         if support is not None and not rests_on(support[0], support[1], rect, size[2]):
             continue
         if all(rect.gap_to(other) >= m for other in taken):

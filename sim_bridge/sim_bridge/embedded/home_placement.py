@@ -200,6 +200,20 @@ def uniform_or_none(rng: np.random.Generator, lo: float, hi: float) -> Optional[
     return float(rng.uniform(lo, hi)) if lo <= hi else None
 
 
+def draw_footprint(rng: np.random.Generator, size: Sequence[float], area: Rect,
+                   margin_m: float) -> tuple[int, Optional[Rect]]:
+    """A random quarter turn of an object of ``size`` (w, d, h) and its footprint at a random place in ``area``,
+    ``margin_m`` from its edges; the footprint is None where it does not fit. Draws the turn, x and y, in that
+    order."""
+    quarter = int(rng.integers(4))
+    hx, hy = (size[1] / 2, size[0] / 2) if quarter % 2 else (size[0] / 2, size[1] / 2)
+    x = uniform_or_none(rng, area.x0 + margin_m + hx, area.x1 - margin_m - hx)
+    y = uniform_or_none(rng, area.y0 + margin_m + hy, area.y1 - margin_m - hy)
+    if x is None or y is None:
+        return quarter, None
+    return quarter, Rect(x - hx, y - hy, x + hx, y + hy)
+
+
 def _clutter_pose(rng: np.random.Generator, area: tuple[Vec2, Vec2], furniture: list[Placed], hx: float,
                   hy: float, gap: float) -> tuple[Optional[float], Optional[float], Optional[Placed]]:
     """Centre of a floor object of half sizes (hx, hy) in ``area``: against one of its walls, free (``gap`` from
@@ -360,6 +374,6 @@ def quarter_turn(x: float, y: float, quarter: int) -> Vec2:
     return x, y
 
 
-__all__ = ["Placed", "PlacedFurniture", "SURFACE_MARGIN_M", "WALL_CONTACT_GAP_M", "draw", "dress_receptacle",
-           "floor_clutter", "furnish_room", "model_keys", "number_object", "quarter_turn", "rests_on",
-           "room_config", "uniform_or_none"]
+__all__ = ["Placed", "PlacedFurniture", "SURFACE_MARGIN_M", "WALL_CONTACT_GAP_M", "draw", "draw_footprint",
+           "dress_receptacle", "floor_clutter", "furnish_room", "model_keys", "number_object", "quarter_turn",
+           "rests_on", "room_config", "uniform_or_none"]

@@ -35,6 +35,7 @@ from goat_ros.controller_motion import ActionSender, Nav2Handover
 from goat_ros.controller_session import ControllerSession, Nav2Done, Subtask, build_agent, timeout_error
 from goat_ros.controller_topics import GOAL_QOS, RELIABLE, ControllerPublishers, sensor_topics
 from goat_ros.lifecycle import ReleasedAtTeardown
+from goat_ros.node_errors import error_text
 from goat_ros.params import ControllerParams, check_controller_params, declare
 
 
@@ -164,9 +165,8 @@ class ControllerNode(ReleasedAtTeardown, LifecycleNode):
         try:
             pose, action = self._s.act(sub)
         except Exception as exc:  # the node boundary: report the subtask as failed and keep serving goals
-            kind = "" if isinstance(exc, GoatError) else f"internal error {type(exc).__name__}: "
-            self.get_logger().error(f"subtask {sub.name}: {kind}{exc}")
-            self._finish(SubtaskOutcome.ERROR, f"{kind}{exc}")
+            self.get_logger().error(f"subtask {sub.name}: {error_text(exc)}")
+            self._finish(SubtaskOutcome.ERROR, error_text(exc))
             return
         if self._pub_tf is not None:  # the localiser's correction, stamped with the set it came from
             self._pub_tf.publish(msgs.map_to_odom_tf(self._s.map_anchor(), self._s.sync.latest_stamp_ns))

@@ -31,6 +31,7 @@ from goat_interfaces.msg import Goal as GoalMsg
 from goat_interfaces.msg import GoalMatches, InstanceMemory
 from goat_ros import conversions as cv
 from goat_ros import topics
+from goat_ros.node_errors import error_text
 from goat_ros.params import GoalMatchingParams, declare
 
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -105,9 +106,9 @@ class GoalMatchingNode(Node):
             ranking: Optional[Ranking] = rank_instances(self.matcher, self._instances)
             error = ""
         except Exception as exc:  # the node boundary: report it in the answer and keep serving goals
-            kind = "" if isinstance(exc, GoatError) else f"internal error {type(exc).__name__}: "
-            self.get_logger().error(f"goal {goal.episode_id}/{goal.subtask_index}: {kind}{exc}")
-            ranking, error, self._goal = None, f"{kind}{exc}", None
+            error = error_text(exc)
+            self.get_logger().error(f"goal {goal.episode_id}/{goal.subtask_index}: {error}")
+            ranking, self._goal = None, None
         self._pub.publish(cv.goal_matches_to_msg(goal, self._header(), ranking, self._instances,
                                                  self._generation or 0, error=error))
 

@@ -28,13 +28,13 @@ from sensor_msgs.msg import CameraInfo, Image, JointState
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
 
-from goat_core.errors import GoatError
 from goat_core.types import Pose2D
 from goat_core.vocabulary import OBJECT_LABELS
 from goat_interfaces.msg import Goal as GoalMsg
 from goat_interfaces.msg import InstanceLabels, InstanceMemory, Instances
 from goat_ros import conversions as cv
 from goat_ros import topics
+from goat_ros.node_errors import SetFailures
 from goat_ros.observation_sync import ObservationSync
 from goat_ros.params import InstanceMappingParams, declare
 
@@ -57,7 +57,7 @@ class InstanceMappingNode(Node):
         self._stamp_ns = 0  # stamp of the set integrated last
         self._dirty = True  # something changed since the last publication
         self._last_publish_s = -float("inf")
-        self._failed = False  # the last integration failed (logged once until one succeeds)
+        self._failures = SetFailures(self.get_logger(), "observation set not integrated")  # logged once a run
         self._pub_map = self.create_publisher(OccupancyGrid, topics.MAPPING_MAP, LATCHED)
         self._pub_instances = self.create_publisher(Instances, topics.MAPPING_INSTANCES, RELIABLE)
         self._pub_markers = self.create_publisher(MarkerArray, topics.MAPPING_INSTANCE_MARKERS, RELIABLE)
@@ -105,12 +105,9 @@ class InstanceMappingNode(Node):
         try:
             self.mapper.integrate(self._sync.observation(None, self._anchor))
         except Exception as exc:  # the node boundary: skip this set, keep mapping the next ones
-            if not self._failed:
-                kind = "" if isinstance(exc, GoatError) else f"internal error {type(exc).__name__}: "
-                self.get_logger().error(f"observation set not integrated: {kind}{exc}")
-            self._failed = True
+            self._failures.failed(exc)
             return
-        self._failed = False
+        self._failures.succeeded()
         self._stamp_ns = self._sync.latest_stamp_ns
         self._dirty = True
         self._publish_if_due()

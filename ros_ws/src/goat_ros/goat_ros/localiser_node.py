@@ -21,10 +21,10 @@ from sensor_msgs.msg import CameraInfo, Image, JointState
 from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 
-from goat_core.errors import GoatError
 from goat_core.localisation.localiser import Localiser
 from goat_ros import conversions as cv
 from goat_ros import topics
+from goat_ros.node_errors import SetFailures
 from goat_ros.observation_sync import ObservationSync
 from goat_ros.params import LocaliserParams, declare
 from goat_ros.spin import run_nodes
@@ -40,7 +40,7 @@ class LocaliserNode(Node):
         self.localiser = Localiser(register=self.params.register)
         self._sync = ObservationSync(with_segmentation=False, camera_height_m=self.params.camera_height_m,
                                      max_skew_s=self.params.sync_tolerance_s)
-        self._failed = False
+        self._failures = SetFailures(self.get_logger(), "observation set not localised")
         self._pub_tf = self.create_publisher(TFMessage, topics.TF, RELIABLE)
         for part, msg_type, topic in (("rgb", Image, topics.RGB), ("depth", Image, topics.DEPTH),
                                       ("info", CameraInfo, topics.CAMERA_INFO),
@@ -56,12 +56,9 @@ class LocaliserNode(Node):
         try:
             self.localiser.localise(self._sync.observation(None, None))  # the odom frame's pose, as received
         except Exception as exc:  # the node boundary: skip this set, keep localising the next ones
-            if not self._failed:
-                kind = "" if isinstance(exc, GoatError) else f"internal error {type(exc).__name__}: "
-                self.get_logger().error(f"observation set not localised: {kind}{exc}")
-            self._failed = True
+            self._failures.failed(exc)
             return
-        self._failed = False
+        self._failures.succeeded()
         t = self.localiser.map_to_odom
         hdr = cv.header(self._sync.latest_stamp_ns, topics.MAP_FRAME)
         self._pub_tf.publish(TFMessage(transforms=[cv.transform(hdr, topics.ODOM_FRAME, (t.x_m, t.y_m, 0.0),
