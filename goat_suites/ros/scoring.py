@@ -17,12 +17,11 @@ from goat_core.types import DiscreteAction, GoalModality, Pose2D, StopDecision
 from goat_suites.common.episodes import GoatEpisode
 from goat_suites.common.failures import SceneObject, failure_of_subtask
 from goat_suites.common.metrics import spl as spl_metric
+from goat_suites.common.parts import procedural_home
 from goat_suites.common.protocols import GOAT_BENCH, SuccessRule
 from goat_suites.common.results import SubtaskRecord
 from goat_suites.common.success import SUCCESS_METRICS, SuccessRegion, scene_objects
-from goat_suites.goat.generator import parse_scene_id
 from goat_suites.langmap.loader import scored_goals
-from sim_bridge.embedded.home import generate_home
 from sim_bridge.embedded.navgrid import NavGrid
 from sim_bridge.embedded.sim import SimConfig
 
@@ -61,8 +60,7 @@ class SubtaskScorer:
 
     def _grid(self, scene_id: str) -> NavGrid:
         if self._navgrid is None or scene_id != self._scene_id:
-            seed, home_config = parse_scene_id(scene_id)
-            home = generate_home(seed, home_config)
+            home = procedural_home(scene_id)
             self._navgrid = NavGrid.from_home(home, self._sim_config.grid_resolution_m, self._sim_config.robot_radius_m)
             self._objects = scene_objects(home)
             self._scene_id = scene_id
