@@ -14,7 +14,10 @@ exit (episode generation, Ray start-up and shut-down included):
 
 Printed: the wall times and their medians, for each parallel run where its time went (start-up, each
 worker's build of its simulator and agent, episodes per worker, worker-seconds idle at the end while the last
-episodes finish: the workers take the episodes with the most subtasks first), the speed-up of each parallel run
+episodes finish: the workers take the episodes with the most estimated actions first, each worker's CPU time, the
+episodes' CPU time per worker against what the estimates said, the makespan in CPU seconds beside an even split
+and beside the best that longest-first reaches knowing every episode's CPU time, the estimate's rank correlation
+with the episodes' CPU time, and each episode's estimate, CPU time and worker), the speed-up of each parallel run
 over the serial one (targets: >= 1.6x for ``--workers 2`` on 4 episodes, >= 1.85x on 8, on a 2-core machine),
 the peak memory of the serial process and of each worker process (the command's ``workers:`` line), the load
 average before each run (other jobs on the machine slow the runs down), and whether every run gave the serial
@@ -40,6 +43,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from goat_suites.common.ray_cluster import LocalCluster
+from goat_suites.common.work_units import longest_first_makespan
 
 GOAT_NAV = str(Path(sys.executable).parent / "goat-nav")
 
@@ -132,15 +136,6 @@ def _parse_balance(run: Run, output: str) -> None:
             run.episodes.append((float(cost), float(cpu), int(worker)))
 
 
-def longest_first_makespan_s(costs: list[float], workers: int) -> float:
-    """The busiest worker's episode CPU time when every worker takes the longest episode left as it becomes free,
-    knowing each episode's CPU time exactly (what a perfect estimate would give)."""
-    loads = [0.0] * workers
-    for cost in sorted(costs, reverse=True):
-        loads[loads.index(min(loads))] += cost
-    return max(loads)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--episodes", type=int, default=8)
@@ -187,7 +182,7 @@ def main() -> int:
 def _print_balance(run: Run) -> None:
     """Per episode CPU time against its estimate, and the split of the episodes' CPU time between the workers."""
     total = sum(run.episode_cpu_s)
-    best = longest_first_makespan_s([cpu for _, cpu, _ in run.episodes], len(run.episode_cpu_s)) \
+    best = longest_first_makespan([cpu for _, cpu, _ in run.episodes], len(run.episode_cpu_s)) \
         if run.episodes else float("nan")
     print(f"          episodes' CPU per worker {', '.join(f'{c:.1f}' for c in run.episode_cpu_s)} s (the estimates "
           f"said {', '.join(f'{c:.1f}' for c in run.estimated_s)} s); makespan {max(run.episode_cpu_s):.1f} "

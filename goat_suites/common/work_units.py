@@ -157,6 +157,21 @@ class RunStats:
         return out
 
 
+def longest_first_makespan(costs: Sequence[float], workers: int, order: Optional[Sequence[float]] = None) -> float:
+    """The busiest worker's load when each free worker takes the next unit, the units handed out by ``order``
+    (their estimates, highest first; default: ``costs`` themselves) and each taking its ``costs`` entry: what
+    :meth:`Scheduler.run` does, without waiting."""
+    if workers < 1:
+        raise ValueError(f"longest_first_makespan needs at least one worker, got {workers}")
+    keys = costs if order is None else order
+    if len(keys) != len(costs):
+        raise ValueError(f"longest_first_makespan: {len(costs)} costs but {len(keys)} estimates")
+    loads = [0.0] * workers
+    for i in sorted(range(len(costs)), key=lambda i: -keys[i]):
+        loads[loads.index(min(loads))] += costs[i]
+    return max(loads)
+
+
 def rank_correlation(x: Sequence[float], y: Sequence[float]) -> float:
     """Spearman's rank correlation of ``x`` and ``y`` (tied values share their mean rank); nan for fewer than two
     pairs or when one side is constant."""

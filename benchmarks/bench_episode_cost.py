@@ -1,0 +1,78 @@
+"""How well the parallel scheduler's estimate ranks episodes (issue 31): each episode's CPU time and actions
+against its estimate, and what handing them out longest first would give on two workers.
+
+    python benchmarks/bench_episode_cost.py --episodes 8 --seed 5000
+
+Generates the procedural episodes of ``goat-nav bench --episodes N --seed S`` (default homes), runs them one after
+another in this process (the default agent and run settings, ground-truth perception, as
+``benchmarks/check_same_actions.py``) and prints per episode its subtasks, the sum of its stored subtask distances
+(``info.subtask_geodesic_distances_m``), its estimate (``goat_suites.common.episode_worker.estimated_actions``), the
+actions taken and the CPU seconds spent. Then the rank correlation with CPU time and with actions of the estimate
+and of the subtask count (the estimate before), and the makespan in CPU seconds of longest first on ``--workers``
+workers handed out by each, by plan order and by the measured times, beside an even split. CPU time, unlike wall
+time, hardly depends on the other jobs of the machine. The least-squares fit of actions per subtask (per metre of
+its distance, per subtask, more for the first) on these subtasks is what the estimate's constants came from; the
+subtasks that ran out of actions are left out of it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+from goat_core.agent import AgentConfig
+from goat_core.matching.matcher import MatcherConfig
+from goat_suites.common.episode_worker import estimated_actions
+from goat_suites.common.episodes import SUBTASK_DISTANCES_FIELD
+from goat_suites.common.runner import EpisodeRunner, RunConfig
+from goat_suites.common.work_units import longest_first_makespan, rank_correlation
+from goat_suites.goat.generator import episode_config_for, generate_dataset
+from sim_bridge.embedded.home import HomeConfig
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--episodes", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=5000)
+    parser.add_argument("--workers", type=int, default=2, help="workers of the simulated longest-first runs")
+    args = parser.parse_args()
+    home_config = HomeConfig()
+    episodes = generate_dataset(args.episodes, args.seed, home_config, episode_config_for(home_config)).episodes
+    run_config = RunConfig()
+    rows = []  # (estimate, subtasks, CPU s, actions)
+    subtasks = []  # (distance m, first, actions) of the subtasks that stopped within their budget
+    print(f"{'episode':<10}{'subtasks':>9}{'metres':>8}{'estimate':>10}{'actions':>9}{'CPU s':>8}")
+    with EpisodeRunner(run_config, AgentConfig(), MatcherConfig()) as runner:
+        for episode in episodes:
+            started = time.process_time()
+            records, _ = runner.run_episode(episode)
+            cpu_s = time.process_time() - started
+            distances = [float(d) for d in episode.info[SUBTASK_DISTANCES_FIELD]]
+            actions = sum(r.num_actions for r in records)
+            rows.append((estimated_actions(episode), len(episode.tasks), cpu_s, actions))
+            subtasks += [(d, i == 0, r.num_actions) for i, (d, r) in enumerate(zip(distances, records, strict=True))
+                         if r.num_actions < run_config.subtask_cap()]
+            print(f"{episode.episode_id:<10}{len(episode.tasks):>9}{sum(distances):>8.1f}{rows[-1][0]:>10.0f}"
+                  f"{actions:>9}{cpu_s:>8.2f}", flush=True)
+    estimate, count, cpu, actions = (list(column) for column in zip(*rows, strict=True))
+    print(f"\nrank correlation with CPU time: estimate {rank_correlation(estimate, cpu):.2f}, subtask count "
+          f"{rank_correlation(count, cpu):.2f}; with actions: estimate {rank_correlation(estimate, actions):.2f}, "
+          f"subtask count {rank_correlation(count, actions):.2f}")
+    plan = [-float(i) for i in range(len(rows))]
+    print(f"longest first on {args.workers} workers, makespan in CPU s: by the estimate "
+          f"{longest_first_makespan(cpu, args.workers, estimate):.1f}, by subtask count "
+          f"{longest_first_makespan(cpu, args.workers, count):.1f}, in plan order "
+          f"{longest_first_makespan(cpu, args.workers, plan):.1f}, knowing the times "
+          f"{longest_first_makespan(cpu, args.workers):.1f}; even split {sum(cpu) / args.workers:.1f}")
+    table = np.asarray(subtasks, dtype=np.float64)
+    fit = np.linalg.lstsq(np.c_[table[:, 0], np.ones(len(table)), table[:, 1]], table[:, 2], rcond=None)[0]
+    print(f"fit on {len(table)} subtasks: actions = {fit[0]:.1f} per metre + {fit[1]:.1f} per subtask + {fit[2]:.1f} "
+          f"for the first")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
