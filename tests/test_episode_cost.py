@@ -22,7 +22,7 @@ from goat_suites.common.episode_worker import (
 )
 from goat_suites.common.episodes import SUBTASK_DISTANCES_FIELD, GoatEpisode, GoatTask
 from goat_suites.common.home_stats import subtask_geodesics_m
-from goat_suites.common.work_units import rank_correlation
+from goat_suites.common.work_units import longest_first_makespan, rank_correlation
 from goat_suites.goat.generator import generate_dataset, parse_scene_id
 from sim_bridge.embedded.home import generate_home
 from sim_bridge.embedded.navgrid import NavGrid
@@ -98,3 +98,15 @@ def test_rank_correlation() -> None:
     assert math.isnan(rank_correlation([1.0, 1.0], [2.0, 3.0]))
     with pytest.raises(ValueError, match="one length, got 2 and 1"):
         rank_correlation([1.0, 2.0], [1.0])
+
+
+def test_longest_first_makespan_follows_the_estimates() -> None:
+    costs = [5.0, 3.0, 3.0, 2.0, 2.0, 2.0]  # an even split is 8.5
+    assert longest_first_makespan(costs, 2) == pytest.approx(9.0)  # 5 2 2 | 3 3 2
+    # Estimates that rank the 5 last: it starts when both workers have 5 already.
+    assert longest_first_makespan(costs, 2, order=[0.0, 3.0, 3.0, 2.0, 2.0, 2.0]) == pytest.approx(10.0)
+    assert longest_first_makespan(costs, 1) == pytest.approx(sum(costs))
+    with pytest.raises(ValueError, match="at least one worker, got 0"):
+        longest_first_makespan(costs, 0)
+    with pytest.raises(ValueError, match="6 costs but 2 estimates"):
+        longest_first_makespan(costs, 2, order=[1.0, 2.0])

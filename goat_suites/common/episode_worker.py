@@ -211,9 +211,10 @@ def episode_key(scene_id: Optional[str], episode_id: str) -> str:
 
 
 # An episode's expected actions (its worker's CPU time goes with them: 25-30 ms an action on the 2-core machine),
-# fitted by least squares on the subtasks of 14 procedural episodes of the default agent (seeds 1000 and 5000,
-# docs/results.md): 6.6 actions per metre of a subtask's geodesic distance, 14.8 per subtask (turns, looks, STOP),
-# 39 more for the first (the agent explores a home it has not seen).
+# fitted by least squares on the subtasks of 14 procedural episodes of the default agent (`python
+# benchmarks/bench_episode_cost.py --seed 5000 1000 --episodes 8 6`; docs/results.md): 6.6 actions per metre of a
+# subtask's geodesic distance, 14.8 per subtask (turns, looks, STOP), 39 more for the first (the agent explores a
+# home it has not seen).
 ACTIONS_PER_M = 6.6
 ACTIONS_PER_SUBTASK = 14.8
 FIRST_SUBTASK_ACTIONS = 39.0
