@@ -14,7 +14,10 @@ exit (episode generation, Ray start-up and shut-down included):
 
 Printed: the wall times and their medians, for each parallel run where its time went (start-up, each
 worker's build of its simulator and agent, episodes per worker, worker-seconds idle at the end while the last
-episodes finish: the workers take the episodes with the most subtasks first), the speed-up of each parallel run
+episodes finish: the workers take the episodes with the most estimated actions first, each worker's CPU time, the
+episodes' CPU time per worker against what the estimates said, the makespan in CPU seconds beside an even split
+and beside the best that longest-first reaches knowing every episode's CPU time, the estimate's rank correlation
+with the episodes' CPU time, and each episode's estimate, CPU time and worker), the speed-up of each parallel run
 over the serial one (targets: >= 1.6x for ``--workers 2`` on 4 episodes, >= 1.85x on 8, on a 2-core machine),
 the peak memory of the serial process and of each worker process (the command's ``workers:`` line), the load
 average before each run (other jobs on the machine slow the runs down), and whether every run gave the serial
@@ -40,6 +43,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from goat_suites.common.ray_cluster import LocalCluster
+from goat_suites.common.work_units import longest_first_makespan
 
 GOAT_NAV = str(Path(sys.executable).parent / "goat-nav")
 
@@ -60,6 +64,10 @@ class Run:
     idle_at_end_s: float = 0.0  # worker-seconds waiting for the last episodes of the others
     cpu_s: float = 0.0  # CPU time (user + system) of the command and every process it waited for (its workers)
     worker_cpu_s: list[float] = field(default_factory=list)  # each worker's own CPU time
+    episode_cpu_s: list[float] = field(default_factory=list)  # each worker's CPU time on its episodes
+    estimated_s: list[float] = field(default_factory=list)  # what the estimates said that would be
+    rank_correlation: float = float("nan")  # the episodes' estimates vs their CPU time
+    episodes: list[tuple[float, float, int]] = field(default_factory=list)  # (estimate, CPU s, worker), plan order
 
     @property
     def busy_path_cpu_s(self) -> float:
@@ -106,10 +114,26 @@ def _bench(args: argparse.Namespace, out: Path, extra: list[str], env: Optional[
     cpu_line = re.search(r"CPU per worker \[([0-9., ]*)\] s", output)
     if cpu_line:
         run.worker_cpu_s = [float(x) for x in cpu_line.group(1).split(",") if x.strip()]
+    _parse_balance(run, output)
     data = json.loads(out.read_text())
     run.subtasks = data["subtasks"]
     run.sr, run.spl = data["summary"]["success_rate"], data["summary"]["spl"]
     return run
+
+
+def _parse_balance(run: Run, output: str) -> None:
+    """The episodes' part of the command's workers line (goat_suites.common.parallel.describe)."""
+    split = re.search(r"episodes' CPU per worker \[([0-9., ]*)\] s, estimated \[([0-9., ]*)\] s; estimate vs "
+                      r"episode CPU: rank correlation ([-0-9.na]+)", output)
+    if split:
+        run.episode_cpu_s = [float(x) for x in split.group(1).split(",") if x.strip()]
+        run.estimated_s = [float(x) for x in split.group(2).split(",") if x.strip()]
+        run.rank_correlation = float(split.group(3))
+    listed = re.search(r"per episode \(plan order\) estimate/CPU s/worker \[([0-9./, -]*)\]", output)
+    if listed:
+        for item in listed.group(1).split(","):
+            cost, cpu, worker = item.strip().split("/")
+            run.episodes.append((float(cost), float(cpu), int(worker)))
 
 
 def main() -> int:
@@ -145,12 +169,28 @@ def main() -> int:
                           f"{', '.join(f'{b:.1f}' for b in run.builds_s)} s, episodes per worker "
                           f"{run.per_worker}, idle at the end {run.idle_at_end_s:.1f} worker-s, CPU per worker "
                           f"{', '.join(f'{c:.1f}' for c in run.worker_cpu_s)} s", flush=True)
+                if run.episode_cpu_s:
+                    _print_balance(run)
     finally:
         if cluster is not None:
             cluster.stop()
         shutil.rmtree(root, ignore_errors=True)
     _report(runs)
     return 0
+
+
+def _print_balance(run: Run) -> None:
+    """Per episode CPU time against its estimate, and the split of the episodes' CPU time between the workers."""
+    total = sum(run.episode_cpu_s)
+    best = longest_first_makespan([cpu for _, cpu, _ in run.episodes], len(run.episode_cpu_s)) \
+        if run.episodes else float("nan")
+    print(f"          episodes' CPU per worker {', '.join(f'{c:.1f}' for c in run.episode_cpu_s)} s (the estimates "
+          f"said {', '.join(f'{c:.1f}' for c in run.estimated_s)} s); makespan {max(run.episode_cpu_s):.1f} "
+          f"CPU-s, even split {total / len(run.episode_cpu_s):.1f}, longest first with exact costs {best:.1f}; "
+          f"estimate vs CPU rank correlation {run.rank_correlation:.2f}", flush=True)
+    if run.episodes:
+        print("          per episode (plan order), estimate / CPU s / worker: "
+              + ", ".join(f"{cost:.0f}/{cpu:.1f}/{worker}" for cost, cpu, worker in run.episodes), flush=True)
 
 
 def _report(runs: list[Run]) -> None:

@@ -16,6 +16,7 @@ import pytest
 from pool_sink import Sink
 
 from goat_suites.common.parallel import ParallelConfig, WorkerPool, WorkUnit, describe
+from goat_suites.common.work_units import rank_correlation
 
 NEEDS_RAY = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
                                reason="Ray is not installed (pip install -e '.[cluster]')")
@@ -85,3 +86,49 @@ def test_in_process_runs_keep_the_plan_order() -> None:
         pool.run(units, sink, quiet=True)
     starts = [sink.results[i].payload[1] for i in range(3)]
     assert starts == sorted(starts)
+
+
+@dataclass(frozen=True)
+class BusyWorkers:
+    """Workers whose units spend ``cost * BUSY_S`` of CPU time (a busy loop: sleeping costs no CPU)."""
+
+    def __call__(self) -> BusyWorker:
+        return BusyWorker()
+
+
+BUSY_S = 0.25
+
+
+class BusyWorker:
+    def run_unit(self, unit: WorkUnit, recorder: Any, emit: Callable[[str], None]) -> int:
+        until = time.process_time() + unit.cost * BUSY_S
+        while time.process_time() < until:
+            pass
+        return unit.index
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_forked_run_says_what_each_episode_cost_against_its_estimate() -> None:
+    # CPU time, not wall time: on a loaded machine the busy loops take longer, but no more CPU.
+    costs = [1.0, 4.0, 2.0, 3.0]
+    units = [WorkUnit(i, f"u{i}", None, cost=c) for i, c in enumerate(costs)]
+    sink = Sink()
+    config = ParallelConfig(workers=2)
+    with WorkerPool(config, BusyWorkers(), max_units=len(units)) as pool:
+        stats = pool.run(units, sink, quiet=True)
+    assert sorted(u.index for u in stats.units) == [0, 1, 2, 3]
+    for timing in stats.units:
+        assert timing.cost == costs[timing.index]
+        assert timing.cpu_s == pytest.approx(costs[timing.index] * BUSY_S, abs=0.1)
+        assert sink.results[timing.index].cpu_s == timing.cpu_s
+    assert rank_correlation([u.cost for u in stats.units], [u.cpu_s for u in stats.units]) == pytest.approx(1.0)
+    achieved, estimated = stats.episode_cpu_s(), stats.estimated_cpu_s()
+    assert set(achieved) == set(estimated) == set(stats.workers)
+    assert sum(achieved.values()) == pytest.approx(sum(estimated.values()))
+    # Longest first: 4 and 3 start, then 2 goes to the worker of 3 and 1 to the worker of 4: 5 and 5.
+    assert sorted(achieved.values()) == pytest.approx([5 * BUSY_S, 5 * BUSY_S], abs=0.2)
+    line = describe(stats, config)
+    assert "rank correlation 1.00 over 4 episodes" in line
+    assert "per episode (plan order) estimate/CPU s/worker [1/0.2" in line

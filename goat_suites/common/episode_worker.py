@@ -23,7 +23,7 @@ from goat_core.matching.matcher import MatcherConfig
 from goat_core.matching.selection import StackConfig
 from goat_core.types import DiscreteAction, Goal, GoalModality, Observation
 from goat_ros.record import RecordedGoal, RunRecorder
-from goat_suites.common.episodes import GoatEpisode, goals_for_task, task_goal_text
+from goat_suites.common.episodes import SUBTASK_DISTANCES_FIELD, GoatEpisode, goals_for_task, task_goal_text
 from goat_suites.common.parallel import WorkUnit
 from goat_suites.common.parts import EPISODE_SCHEMA, SuiteParts
 from goat_suites.common.results import SubtaskRecord
@@ -200,8 +200,35 @@ def episode_key(scene_id: Optional[str], episode_id: str) -> str:
     return f"{scene_id}/{episode_id}" if scene_id else episode_id
 
 
+# An episode's expected actions (its worker's CPU time goes with them: 25-30 ms an action on the 2-core machine),
+# fitted by least squares on the subtasks of 14 procedural episodes of the default agent (`python
+# benchmarks/bench_episode_cost.py --seed 5000 1000 --episodes 8 6`; docs/results.md): 6.6 actions per metre of a
+# subtask's geodesic distance, 14.8 per subtask (turns, looks, STOP), 39 more for the first (the agent explores a
+# home it has not seen).
+ACTIONS_PER_M = 6.6
+ACTIONS_PER_SUBTASK = 14.8
+FIRST_SUBTASK_ACTIONS = 39.0
+TYPICAL_SUBTASK_M = 4.0  # a subtask's distance where the episode does not give it (mean of the same episodes: 3.9 m)
+
+
+def estimated_actions(episode: GoatEpisode) -> float:
+    """How many actions the agent will likely take in ``episode``, from the geodesic distance of each subtask
+    (``info.subtask_geodesic_distances_m`` of procedural episodes; ``info.geodesic_distance``, the first one's, of
+    GOAT-Bench's and older files, with :data:`TYPICAL_SUBTASK_M` for the others)."""
+    stored = episode.info.get(SUBTASK_DISTANCES_FIELD)
+    distances: list[Optional[float]]
+    if isinstance(stored, (list, tuple)) and len(stored) == len(episode.tasks):
+        distances = list(stored)
+    else:
+        distances = [episode.info.get("geodesic_distance")] + [None] * (len(episode.tasks) - 1)
+    metres = sum(float(d) if isinstance(d, (int, float)) and math.isfinite(d) else TYPICAL_SUBTASK_M
+                 for d in distances[: len(episode.tasks)])
+    return ACTIONS_PER_M * metres + ACTIONS_PER_SUBTASK * len(episode.tasks) + (
+        FIRST_SUBTASK_ACTIONS if episode.tasks else 0.0)
+
+
 def episode_units(episodes: Sequence[GoatEpisode]) -> list[WorkUnit]:
-    """The plan of a run: one unit per episode, in order; its cost (which Ray workers take first) is its number
-    of subtasks."""
-    return [WorkUnit(i, episode_key(e.scene_id, e.episode_id), e, cost=float(len(e.tasks)))
+    """The plan of a run: one unit per episode, in order; its cost (workers take the costliest first) is its
+    :func:`estimated_actions`."""
+    return [WorkUnit(i, episode_key(e.scene_id, e.episode_id), e, cost=estimated_actions(e))
             for i, e in enumerate(episodes)]

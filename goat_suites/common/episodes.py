@@ -33,6 +33,9 @@ Quat = tuple[float, float, float, float]
 CHILDREN_FIELD = "children_object_categories"  # GOAT-Bench goal objects: categories that also count
 # Episode field (kept by the loader in GoatEpisode.extra) holding the word a category task uses, by task index.
 CATEGORY_WORDS_FIELD = "category_words"
+# Episode "info" field of procedural episodes: every subtask's geodesic distance in metres, from the start, then from
+# where the previous subtask ended (GOAT-Bench's "geodesic_distance" is the first subtask's only).
+SUBTASK_DISTANCES_FIELD = "subtask_geodesic_distances_m"
 
 
 # ----------------------------------------------------------------------------------------------- dataclasses

@@ -52,8 +52,11 @@ from goat_suites.common.work_units import (
     WorkerFactory,
     WorkerInfo,
     WorkUnit,
+    rank_correlation,
     worker_info,
 )
+
+MAX_LISTED_UNITS = 32  # a parallel run of at most this many episodes lists each one's estimate and CPU time
 
 # ------------------------------------------------------------------------------------------ command line
 
@@ -206,7 +209,25 @@ def describe(stats: RunStats, config: ParallelConfig) -> str:
             f"[{peaks}] MB; {stats.worker_deaths} worker deaths, {len(stats.retried)} episodes retried, "
             f"{len(stats.lost)} lost; time: {startup} {stats.startup_s:.1f} s, worker builds [{builds}] s, "
             f"episodes per worker [{units}], idle at the end {stats.idle_at_end_s:.1f} worker-s, CPU per worker "
-            f"[{cpus}] s")
+            f"[{cpus}] s" + _describe_balance(stats))
+
+
+def _describe_balance(stats: RunStats) -> str:
+    """How the episodes' CPU time split between the workers against what the estimates said, and (short runs)
+    each episode's estimate and CPU time."""
+    if not stats.units:
+        return ""
+    names = sorted(stats.workers)
+    achieved, estimated = stats.episode_cpu_s(), stats.estimated_cpu_s()
+    correlation = rank_correlation([u.cost for u in stats.units], [u.cpu_s for u in stats.units])
+    text = (f"; episodes' CPU per worker [{', '.join(f'{achieved.get(n, 0.0):.1f}' for n in names)}] s, estimated "
+            f"[{', '.join(f'{estimated.get(n, 0.0):.1f}' for n in names)}] s; estimate vs episode CPU: rank "
+            f"correlation {correlation:.2f} over {len(stats.units)} episodes")
+    if len(stats.units) <= MAX_LISTED_UNITS:
+        listed = [f"{u.cost:.0f}/{u.cpu_s:.2f}/{names.index(u.worker) if u.worker in names else -1}"
+                  for u in sorted(stats.units, key=lambda u: u.index)]
+        text += f"; per episode (plan order) estimate/CPU s/worker [{', '.join(listed)}]"
+    return text
 
 
 def _run_in_process(units: Sequence[WorkUnit], worker: EpisodeWorker, sink: ResultSink,

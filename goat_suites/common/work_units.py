@@ -40,7 +40,7 @@ class WorkUnit:
     index: int  # position in the plan: results are written in this order
     key: str  # the episode's name in the results file (``--resume`` matches finished episodes by it)
     payload: Any  # what the suite's worker needs to run it (a GoatEpisode, a FindingDory home seed); picklable
-    cost: float = 0.0  # expected work (GOAT: subtasks); workers get the costliest first, ties in plan order
+    cost: float = 0.0  # expected work (GOAT: estimated actions); workers get the costliest first, ties in plan order
 
 
 class EpisodeWorker(Protocol):
@@ -75,6 +75,12 @@ class WorkerInfo:
         return f"{self.host}:{self.pid}"
 
 
+def process_cpu_s() -> float:
+    """CPU time (user + system, every thread) of this process so far."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def worker_info(node: str = "", build_s: float = 0.0) -> WorkerInfo:
     """This process as a worker."""
     usage = resource.getrusage(resource.RUSAGE_SELF)  # ru_maxrss: kilobytes on Linux
@@ -92,6 +98,7 @@ class UnitResult:
     lines: tuple[str, ...] = ()  # --verbose lines (a serial run prints them as they come)
     worker: Optional[WorkerInfo] = None
     attempts: int = 1
+    cpu_s: float = 0.0  # CPU time its worker spent on it (0 when lost)
 
 
 class ResultSink(Protocol):
@@ -104,6 +111,16 @@ class ResultSink(Protocol):
     def postfix(self) -> dict[str, str]:
         """The numbers so far for the progress bar (SR, SPL ...)."""
         ...
+
+
+@dataclass(frozen=True)
+class UnitTiming:
+    """What one finished unit cost against what it was expected to cost."""
+
+    index: int  # WorkUnit.index: its place in the plan
+    cost: float  # WorkUnit.cost: the estimate the workers were handed units by
+    cpu_s: float  # CPU time its worker spent on it
+    worker: str  # WorkerInfo.name
 
 
 @dataclass
@@ -120,6 +137,69 @@ class RunStats:
     startup_s: float = 0.0  # starting (or reaching) the workers (and the Ray runtime), until they were asked to build
     idle_at_end_s: float = 0.0  # worker-seconds spent waiting for the last episodes of other workers
     units_per_worker: dict[str, int] = field(default_factory=dict)
+    units: list[UnitTiming] = field(default_factory=list)  # every finished unit, in the order they finished
+
+    def episode_cpu_s(self) -> dict[str, float]:
+        """Per worker: the CPU time of the units it ran (its build and episode generation left out)."""
+        out: dict[str, float] = {}
+        for u in self.units:
+            out[u.worker] = out.get(u.worker, 0.0) + u.cpu_s
+        return out
+
+    def estimated_cpu_s(self) -> dict[str, float]:
+        """Per worker: what the estimates (``WorkUnit.cost``) of the units it ran said its share of their CPU time
+        would be (the estimates scaled so that they add up to the measured total)."""
+        total_cost = sum(u.cost for u in self.units)
+        scale = sum(u.cpu_s for u in self.units) / total_cost if total_cost > 0 else 0.0
+        out: dict[str, float] = {}
+        for u in self.units:
+            out[u.worker] = out.get(u.worker, 0.0) + u.cost * scale
+        return out
+
+
+def longest_first_makespan(costs: Sequence[float], workers: int, order: Optional[Sequence[float]] = None) -> float:
+    """The busiest worker's load when each free worker takes the next unit, the units handed out by ``order``
+    (their estimates, highest first; default: ``costs`` themselves) and each taking its ``costs`` entry: what
+    :meth:`Scheduler.run` does, without waiting."""
+    if workers < 1:
+        raise ValueError(f"longest_first_makespan needs at least one worker, got {workers}")
+    keys = costs if order is None else order
+    if len(keys) != len(costs):
+        raise ValueError(f"longest_first_makespan: {len(costs)} costs but {len(keys)} estimates")
+    loads = [0.0] * workers
+    for i in sorted(range(len(costs)), key=lambda i: -keys[i]):
+        loads[loads.index(min(loads))] += costs[i]
+    return max(loads)
+
+
+def rank_correlation(x: Sequence[float], y: Sequence[float]) -> float:
+    """Spearman's rank correlation of ``x`` and ``y`` (tied values share their mean rank); nan for fewer than two
+    pairs or when one side is constant."""
+    if len(x) != len(y):
+        raise ValueError(f"rank_correlation needs two sequences of one length, got {len(x)} and {len(y)}")
+
+    def ranks(values: Sequence[float]) -> list[float]:
+        order = sorted(range(len(values)), key=lambda i: values[i])
+        out = [0.0] * len(values)
+        start = 0
+        while start < len(order):
+            end = start
+            while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
+                end += 1
+            for k in range(start, end + 1):
+                out[order[k]] = (start + end) / 2.0
+            start = end + 1
+        return out
+
+    rx, ry = ranks(x), ranks(y)
+    n = len(rx)
+    if n < 2:
+        return float("nan")
+    mx, my = sum(rx) / n, sum(ry) / n
+    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry, strict=True))
+    sxx = sum((a - mx) ** 2 for a in rx)
+    syy = sum((b - my) ** 2 for b in ry)
+    return sxy / (sxx * syy) ** 0.5 if sxx > 0 and syy > 0 else float("nan")
 
 
 class Progress:
@@ -156,6 +236,7 @@ class UnitDone:
     lines: tuple[str, ...]
     fragment: Optional[BagFragment]
     worker: WorkerInfo
+    cpu_s: float = 0.0  # CPU time of this process on the unit
 
 
 class UnitRunner:
@@ -186,6 +267,7 @@ class UnitRunner:
         assert self._worker is not None
         lines: list[str] = []
         fragment = None
+        cpu_started_s = process_cpu_s()
         if record:
             with tempfile.TemporaryDirectory(prefix="goat-fragment-") as tmp:
                 recorder = RunRecorder(Path(tmp) / "episode", step_period_ns=step_period_ns)
@@ -194,7 +276,8 @@ class UnitRunner:
                 fragment = capture_fragment(recorder)
         else:
             payload = self._worker.run_unit(unit, None, lines.append)
-        return UnitDone(payload, tuple(lines), fragment, worker_info(self.node(), self._build_s))
+        return UnitDone(payload, tuple(lines), fragment, worker_info(self.node(), self._build_s),
+                        round(process_cpu_s() - cpu_started_s, 3))
 
     def call(self, fn: Callable[[Any], Any], item: Any) -> Any:
         """``fn(item)`` in this worker's process (``WorkerPool.map``)."""
@@ -330,8 +413,10 @@ class Scheduler(ABC):
                 stats.finished += 1
                 progress.update()
                 if result.worker is not None:
-                    last_done[result.worker.name] = time.monotonic()
-                    stats.units_per_worker[result.worker.name] = stats.units_per_worker.get(result.worker.name, 0) + 1
+                    name = result.worker.name
+                    last_done[name] = time.monotonic()
+                    stats.units_per_worker[name] = stats.units_per_worker.get(name, 0) + 1
+                    stats.units.append(UnitTiming(unit.index, unit.cost, result.cpu_s, name))
         finally:
             for worker, _, _ in running.values():  # an error stops the run: units under way are abandoned
                 self._discard(worker)
@@ -345,7 +430,8 @@ class Scheduler(ABC):
             return self._worker_died(died, unit, attempt, batch)
         batch.stats.workers[done.worker.name] = done.worker
         batch.merger.add(unit.index, done.fragment)
-        return UnitResult(unit, payload=done.payload, lines=done.lines, worker=done.worker, attempts=attempt)
+        return UnitResult(unit, payload=done.payload, lines=done.lines, worker=done.worker, attempts=attempt,
+                          cpu_s=done.cpu_s)
 
     def _worker_died(self, died: WorkerDied, unit: WorkUnit, attempt: int, batch: _Batch) -> Optional[UnitResult]:
         batch.stats.worker_deaths += 1

@@ -17,6 +17,7 @@ real GOAT-Bench files reads ours unchanged.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
@@ -33,6 +34,7 @@ from goat_core.frames import (
 from goat_core.types import GoalModality
 from goat_suites.common.episodes import (
     CATEGORY_WORDS_FIELD,
+    SUBTASK_DISTANCES_FIELD,
     GoalObject,
     GoatDataset,
     GoatEpisode,
@@ -42,6 +44,7 @@ from goat_suites.common.episodes import (
     goals_key,
     task_goal_text,
 )
+from goat_suites.common.home_stats import subtask_geodesics_m
 from sim_bridge.embedded.catalogue import CATALOGUE, synonyms
 from sim_bridge.embedded.home import (
     Home,
@@ -380,7 +383,7 @@ def generate_episode(sim: EmbeddedSim, scene_id: str, episode_id: str, rng: np.r
     if tasks[0].modality is not GoalModality.CATEGORY:
         first = tuple(g for g in first if g.object_id == tasks[0].object_id)
     start_xy, start_yaw, start_geodesic_m = _pick_start(sim, first, rng, config)
-    return GoatEpisode(
+    episode = GoatEpisode(
         episode_id=episode_id, scene_id=scene_id,
         start_position=_vec3(ros_to_habitat_position([start_xy[0], start_xy[1], 0.0])),
         start_rotation=_quat(yaw_to_habitat_quaternion(start_yaw)),
@@ -388,6 +391,10 @@ def generate_episode(sim: EmbeddedSim, scene_id: str, episode_id: str, rng: np.r
         info={"geodesic_distance": round(start_geodesic_m, 3), "generator": "goat_nav embedded v1",
               **credits_info(sim.home)},
         extra={CATEGORY_WORDS_FIELD: words} if words else {})
+    # Every subtask's distance (GOAT-Bench stores the first only): what the workers of a parallel run estimate an
+    # episode's length by (goat_suites.common.episode_worker.estimated_actions). No random draw: same episodes.
+    distances_m = [round(d, 3) if math.isfinite(d) else None for d in subtask_geodesics_m(episode, sim.navgrid)]
+    return dataclasses.replace(episode, info={**episode.info, SUBTASK_DISTANCES_FIELD: distances_m})
 
 
 def home_seeds(num_episodes: int, seed: int) -> list[int]:
