@@ -15,24 +15,29 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 from tqdm import tqdm
 
 from goat_core.agent import AgentConfig
+from goat_core.geometry import wrap_angle_rad
+from goat_core.mapping.instance_memory import nearest_distance_2d_m
 from goat_core.matching.embeddings import SentenceEmbedder
 from goat_core.matching.matcher import MatcherConfig
 from goat_core.types import DiscreteAction, Observation
 from goat_suites.common.episodes import GoatEpisode
 from goat_suites.common.results import SubtaskRecord, summarise
-from goat_suites.common.runner import EpisodeRunner, RunConfig
+from goat_suites.common.runner import EpisodeRunner, RunConfig, SubtaskTrace
+from goat_suites.common.success import SuccessRegion
 from goat_suites.goat.generator import EpisodeGenConfig, generate_dataset
+from goat_suites.langmap.loader import scored_goals
 from sim_bridge.embedded.home import FURNITURE_KINDS, HomeConfig
 from sim_bridge.embedded.realism import RealismConfig, realism_profile
 from sim_bridge.embedded.sim import SimConfig
@@ -64,8 +69,42 @@ def _setting(name: str, seed: int) -> RealismConfig:
     return realism_profile(name, seed=seed)
 
 
-def _run(name: str, realism: RealismConfig, episodes: list[GoatEpisode], max_actions: int,
-         embedder: SentenceEmbedder) -> SettingResult:
+def _stop_report(runner: EpisodeRunner, episode: GoatEpisode, trace: SubtaskTrace) -> str:
+    """One line on a failed subtask's stop: the true and the believed distance to the nearest success view point,
+    the pose error there, the distance to the target instance the agent believed and the true one, and what the
+    agent did last."""
+    record = trace.record
+    sim = runner._sim
+    log = runner.senses.log
+    if sim is None or not log.truth:
+        return f"{episode.episode_id}/{record.index}: no stop pose"
+    belief, truth = log.belief[-1], log.truth[-1]
+    start = sim.episode_start_world
+    c, s = math.cos(start.yaw_rad), math.sin(start.yaw_rad)
+    believed_world = np.array([start.x_m + c * belief.x_m - s * belief.y_m,
+                               start.y_m + s * belief.x_m + c * belief.y_m])
+    region = SuccessRegion(sim.navgrid, scored_goals(episode, record.index, episode.tasks[record.index]),
+                           runner.run_config.success_metric)
+    agent_state = runner.agent.debug_state()
+    target_id = agent_state.target_instance_id
+    target = runner.agent.memory.instances.get(target_id) if target_id is not None else None
+    inst_text = "-"
+    if target is not None:
+        believed_m = nearest_distance_2d_m(target, belief.x_m, belief.y_m)
+        inst_text = (f"{target.category}#{target.instance_id} believed {believed_m:.2f} m, from the true pose "
+                     f"{nearest_distance_2d_m(target, truth.x_m, truth.y_m):.2f} m")
+    last = " ".join(a.name[:4] for a in (record.actions or ())[-8:])
+    true_m = record.distance_to_goal_m
+    return (f"{episode.episode_id}/{record.index} {record.modality.value} {record.failure}: view point "
+            f"{'inf' if true_m is None else f'{true_m:.2f}'} m true, {region.distance_m(believed_world):.2f} m "
+            f"believed;"
+            f" pose error {math.hypot(belief.x_m - truth.x_m, belief.y_m - truth.y_m):.2f} m "
+            f"{math.degrees(wrap_angle_rad(belief.yaw_rad - truth.yaw_rad)):+.1f} deg; target {inst_text}; "
+            f"{record.num_actions} actions, last: {last}; {record.stop_detail or record.stop_reason}")
+
+
+def _run(name: str, realism: RealismConfig, episodes: list[GoatEpisode], max_actions: Optional[int],
+         embedder: SentenceEmbedder, diagnose: bool = False) -> SettingResult:
     started = time.monotonic()
     records: list[SubtaskRecord] = []
     collisions = 0
@@ -74,12 +113,20 @@ def _run(name: str, realism: RealismConfig, episodes: list[GoatEpisode], max_act
         nonlocal collisions
         collisions += int(obs.collided)
 
-    run_config = RunConfig(max_actions_per_subtask=max_actions)
+    # GOAT-Bench's budget (5000 actions per episode) unless --max-actions asks for one per subtask
+    run_config = RunConfig() if max_actions is None else RunConfig(max_actions_per_subtask=max_actions)
     with EpisodeRunner(run_config, AgentConfig(), MatcherConfig(), SimConfig(realism=realism),
                        embedder=embedder) as runner:
         for episode in tqdm(episodes, desc=name, unit="ep", file=sys.stderr):
-            recs, _ = runner.run_episode(episode, on_step=on_step)
+            def on_subtask(trace: SubtaskTrace, episode: GoatEpisode = episode) -> None:
+                if diagnose and not trace.record.success:
+                    print(_stop_report(runner, episode, trace), flush=True)
+
+            recs, _ = runner.run_episode(episode, on_step=on_step, on_subtask=on_subtask)
             records.extend(recs)
+            so_far = summarise(records)
+            print(f"{name} {episode.episode_id}: {sum(r.success for r in recs)}/{len(recs)} subtasks; so far SR "
+                  f"{so_far.success_rate:.3f} SPL {so_far.spl:.3f} over {so_far.num_subtasks}", flush=True)
         log = runner.senses.log
         pos, yaw = log.errors()
         ends = [i for i in log.subtask_end if i >= 0]
@@ -117,8 +164,12 @@ def main() -> int:
                         help="comma-separated: ideal, stretch, stretch-nolocaliser, KNOB=X (default ideal,stretch)")
     parser.add_argument("--sweep", default="", help=f"comma-separated knobs of {KNOBS} to sweep over --multipliers")
     parser.add_argument("--multipliers", default="0.5,1,2", help="the sweep's multipliers (0 is the ideal run)")
-    parser.add_argument("--max-actions", type=int, default=500, help="action budget per subtask (default 500)")
+    parser.add_argument("--max-actions", type=int, default=None,
+                        help="action budget per subtask (default: GOAT-Bench's 5000 per episode, as goat-nav bench)")
     parser.add_argument("--homes", choices=FURNITURE_KINDS, default=HomeConfig().furniture)
+    parser.add_argument("--diagnose", action="store_true",
+                        help="print each failed subtask's stop: true and believed distance, pose error, last actions")
+    parser.add_argument("--first-episode", type=int, default=0, help="skip the seed's episodes before this one")
     parser.add_argument("--out", type=Path, default=None, help="write the table as JSON")
     args = parser.parse_args()
 
@@ -128,12 +179,13 @@ def main() -> int:
             parser.error(f"--sweep knobs must be among {KNOBS}, got {knob!r}")
         names += [f"{knob}={float(m):g}" for m in args.multipliers.split(",") if float(m) > 0.0]
     episodes = list(generate_dataset(args.episodes, args.seed, HomeConfig(furniture=args.homes),
-                                     EpisodeGenConfig()).episodes)
+                                     EpisodeGenConfig()).episodes)[args.first_episode:]
     embedder = SentenceEmbedder()
-    print(f"{args.episodes} episodes, seed {args.seed}, {args.homes} homes, budget {args.max_actions} actions")
+    print(f"{args.episodes} episodes, seed {args.seed}, {args.homes} homes, budget "
+          f"{'5000 actions per episode' if args.max_actions is None else f'{args.max_actions} actions per subtask'}")
     results: list[SettingResult] = []
     for name in names:  # each row as soon as it is measured (long runs on a shared machine)
-        results.append(_run(name, _setting(name, args.seed), episodes, args.max_actions, embedder))
+        results.append(_run(name, _setting(name, args.seed), episodes, args.max_actions, embedder, args.diagnose))
         print(_table(results).splitlines()[-1] if len(results) > 1 else _table(results), flush=True)
     if args.out is not None:
         rows: list[dict[str, Any]] = [r.__dict__ for r in results]
