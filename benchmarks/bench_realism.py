@@ -77,9 +77,10 @@ def _stop_report(runner: EpisodeRunner, episode: GoatEpisode, trace: SubtaskTrac
     record = trace.record
     sim = runner._sim
     log = runner.senses.log
-    if sim is None or not log.truth:
-        return f"{episode.episode_id}/{record.index}: no stop pose"
-    belief, truth = log.belief[-1], log.truth[-1]
+    if sim is None:
+        return f"{episode.episode_id}/{record.index}: no simulator"
+    # ideal keeps no log: the agent's pose is the truth
+    belief, truth = (log.belief[-1], log.truth[-1]) if log.truth else (sim.episode_pose(), sim.episode_pose())
     start = sim.episode_start_world
     c, s = math.cos(start.yaw_rad), math.sin(start.yaw_rad)
     believed_world = np.array([start.x_m + c * belief.x_m - s * belief.y_m,
