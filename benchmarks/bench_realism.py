@@ -3,6 +3,7 @@
     python benchmarks/bench_realism.py --episodes 4 --seed 1000                      # ideal vs stretch
     python benchmarks/bench_realism.py --episodes 3 --sweep depth_noise,odom_drift   # x 0, 0.5, 1, 2 each
     python benchmarks/bench_realism.py --episodes 3 --settings stretch,stretch-nolocaliser
+    python benchmarks/bench_realism.py --episodes 20 --seed 1000 --settings stretch --diagnose  # each failed stop
 
 Runs the same procedural GOAT episodes (ground-truth semantics) under each setting and prints SR, SPL, collisions
 per 100 m walked, and the pose error of what the agent acted on against the simulator's truth (median and 95th
