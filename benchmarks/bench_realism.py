@@ -3,6 +3,7 @@
     python benchmarks/bench_realism.py --episodes 4 --seed 1000                      # ideal vs stretch
     python benchmarks/bench_realism.py --episodes 3 --sweep depth_noise,odom_drift   # x 0, 0.5, 1, 2 each
     python benchmarks/bench_realism.py --episodes 3 --settings stretch,stretch-nolocaliser
+    python benchmarks/bench_realism.py --episodes 20 --seed 1000 --settings stretch --diagnose  # each failed stop
 
 Runs the same procedural GOAT episodes (ground-truth semantics) under each setting and prints SR, SPL, collisions
 per 100 m walked, and the pose error of what the agent acted on against the simulator's truth (median and 95th
@@ -15,24 +16,29 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 from tqdm import tqdm
 
 from goat_core.agent import AgentConfig
+from goat_core.geometry import wrap_angle_rad
+from goat_core.mapping.instance_memory import nearest_distance_2d_m
 from goat_core.matching.embeddings import SentenceEmbedder
 from goat_core.matching.matcher import MatcherConfig
 from goat_core.types import DiscreteAction, Observation
 from goat_suites.common.episodes import GoatEpisode
 from goat_suites.common.results import SubtaskRecord, summarise
-from goat_suites.common.runner import EpisodeRunner, RunConfig
+from goat_suites.common.runner import EpisodeRunner, RunConfig, SubtaskTrace
+from goat_suites.common.success import SuccessRegion
 from goat_suites.goat.generator import EpisodeGenConfig, generate_dataset
+from goat_suites.langmap.loader import scored_goals
 from sim_bridge.embedded.home import FURNITURE_KINDS, HomeConfig
 from sim_bridge.embedded.realism import RealismConfig, realism_profile
 from sim_bridge.embedded.sim import SimConfig
@@ -51,6 +57,7 @@ class SettingResult:
     pose_error_m: tuple[float, float]  # median, p95 over every action
     pose_error_deg: tuple[float, float]
     end_error_median_m: float
+    turn_path_share: float  # of the path walked, the share walked by turns in place (motion noise)
     elapsed_s: float
     failures: dict[str, int]  # failed subtasks per class (goat_suites.common.failures), classes with none left out
 
@@ -64,22 +71,73 @@ def _setting(name: str, seed: int) -> RealismConfig:
     return realism_profile(name, seed=seed)
 
 
-def _run(name: str, realism: RealismConfig, episodes: list[GoatEpisode], max_actions: int,
-         embedder: SentenceEmbedder) -> SettingResult:
+def _stop_report(runner: EpisodeRunner, episode: GoatEpisode, trace: SubtaskTrace) -> str:
+    """One line on a failed subtask's stop: the true and the believed distance to the nearest success view point,
+    the pose error there, the distance to the target instance the agent believed and the true one, and what the
+    agent did last."""
+    record = trace.record
+    sim = runner._sim
+    log = runner.senses.log
+    if sim is None:
+        return f"{episode.episode_id}/{record.index}: no simulator"
+    # ideal keeps no log: the agent's pose is the truth
+    belief, truth = (log.belief[-1], log.truth[-1]) if log.truth else (sim.episode_pose(), sim.episode_pose())
+    start = sim.episode_start_world
+    c, s = math.cos(start.yaw_rad), math.sin(start.yaw_rad)
+    believed_world = np.array([start.x_m + c * belief.x_m - s * belief.y_m,
+                               start.y_m + s * belief.x_m + c * belief.y_m])
+    region = SuccessRegion(sim.navgrid, scored_goals(episode, record.index, episode.tasks[record.index]),
+                           runner.run_config.success_metric)
+    agent_state = runner.agent.debug_state()
+    target_id = agent_state.target_instance_id
+    target = runner.agent.memory.instances.get(target_id) if target_id is not None else None
+    inst_text = "-"
+    if target is not None:
+        believed_m = nearest_distance_2d_m(target, belief.x_m, belief.y_m)
+        inst_text = (f"{target.category}#{target.instance_id} believed {believed_m:.2f} m, from the true pose "
+                     f"{nearest_distance_2d_m(target, truth.x_m, truth.y_m):.2f} m")
+    last = " ".join(a.name[:4] for a in (record.actions or ())[-8:])
+    true_m = record.distance_to_goal_m
+    return (f"{episode.episode_id}/{record.index} {record.modality.value} {record.failure}: view point "
+            f"{'inf' if true_m is None else f'{true_m:.2f}'} m true, {region.distance_m(believed_world):.2f} m "
+            f"believed;"
+            f" pose error {math.hypot(belief.x_m - truth.x_m, belief.y_m - truth.y_m):.2f} m "
+            f"{math.degrees(wrap_angle_rad(belief.yaw_rad - truth.yaw_rad)):+.1f} deg; target {inst_text}; "
+            f"{record.num_actions} actions, last: {last}; {record.stop_detail or record.stop_reason}")
+
+
+def _run(name: str, realism: RealismConfig, episodes: list[GoatEpisode], max_actions: Optional[int],
+         embedder: SentenceEmbedder, diagnose: bool = False) -> SettingResult:
     started = time.monotonic()
     records: list[SubtaskRecord] = []
     collisions = 0
+    turned_m = 0.0  # the path walked by turns in place (motion noise moves the base on a turn)
+    last: Optional[tuple[DiscreteAction, np.ndarray]] = None  # the previous action and where it started
 
-    def on_step(obs: Observation, action: DiscreteAction) -> None:
-        nonlocal collisions
-        collisions += int(obs.collided)
-
-    run_config = RunConfig(max_actions_per_subtask=max_actions)
+    # GOAT-Bench's budget (5000 actions per episode) unless --max-actions asks for one per subtask
+    run_config = RunConfig() if max_actions is None else RunConfig(max_actions_per_subtask=max_actions)
     with EpisodeRunner(run_config, AgentConfig(), MatcherConfig(), SimConfig(realism=realism),
                        embedder=embedder) as runner:
+        def on_step(obs: Observation, action: DiscreteAction) -> None:
+            nonlocal collisions, turned_m, last
+            collisions += int(obs.collided)
+            assert runner._sim is not None
+            here = runner._sim.base_pose_world.xy()
+            if last is not None and last[0] in (DiscreteAction.TURN_LEFT, DiscreteAction.TURN_RIGHT):
+                turned_m += float(np.linalg.norm(here - last[1]))
+            last = (action, here)
+
         for episode in tqdm(episodes, desc=name, unit="ep", file=sys.stderr):
-            recs, _ = runner.run_episode(episode, on_step=on_step)
+            last = None
+            def on_subtask(trace: SubtaskTrace, episode: GoatEpisode = episode) -> None:
+                if diagnose and not trace.record.success:
+                    print(_stop_report(runner, episode, trace), flush=True)
+
+            recs, _ = runner.run_episode(episode, on_step=on_step, on_subtask=on_subtask)
             records.extend(recs)
+            so_far = summarise(records)
+            print(f"{name} {episode.episode_id}: {sum(r.success for r in recs)}/{len(recs)} subtasks; so far SR "
+                  f"{so_far.success_rate:.3f} SPL {so_far.spl:.3f} over {so_far.num_subtasks}", flush=True)
         log = runner.senses.log
         pos, yaw = log.errors()
         ends = [i for i in log.subtask_end if i >= 0]
@@ -91,6 +149,7 @@ def _run(name: str, realism: RealismConfig, episodes: list[GoatEpisode], max_act
         subtasks=summary.num_subtasks, collisions_per_100m=100.0 * collisions / max(walked_m, 1e-9),
         pose_error_m=(_pct(pos, 50), _pct(pos, 95)), pose_error_deg=(_pct(deg, 50), _pct(deg, 95)),
         end_error_median_m=statistics.median(pos[ends]) if ends and len(pos) else 0.0,
+        turn_path_share=turned_m / max(walked_m, 1e-9),
         elapsed_s=time.monotonic() - started, failures={k: v for k, v in summary.failures.items() if v})
 
 
@@ -100,11 +159,12 @@ def _pct(values: np.ndarray, q: float) -> float:
 
 def _table(results: list[SettingResult]) -> str:
     lines = [f"{'setting':<24}{'SR':>7}{'SPL':>7}{'n':>5}{'coll/100m':>11}{'pose m med/p95':>17}"
-             f"{'pose deg med/p95':>18}{'end m med':>11}{'s':>7}  failures"]
+             f"{'pose deg med/p95':>18}{'end m med':>11}{'turn path':>10}{'s':>7}  failures"]
     for r in results:
         lines.append(f"{r.name:<24}{r.success_rate:>7.3f}{r.spl:>7.3f}{r.subtasks:>5d}{r.collisions_per_100m:>11.1f}"
                      f"{r.pose_error_m[0]:>9.3f}/{r.pose_error_m[1]:<7.3f}{r.pose_error_deg[0]:>9.2f}/"
-                     f"{r.pose_error_deg[1]:<8.2f}{r.end_error_median_m:>11.3f}{r.elapsed_s:>7.0f}  "
+                     f"{r.pose_error_deg[1]:<8.2f}{r.end_error_median_m:>11.3f}{r.turn_path_share:>10.1%}"
+                     f"{r.elapsed_s:>7.0f}  "
                      + (" ".join(f"{k} {v}" for k, v in r.failures.items()) or "-"))
     return "\n".join(lines)
 
@@ -117,8 +177,12 @@ def main() -> int:
                         help="comma-separated: ideal, stretch, stretch-nolocaliser, KNOB=X (default ideal,stretch)")
     parser.add_argument("--sweep", default="", help=f"comma-separated knobs of {KNOBS} to sweep over --multipliers")
     parser.add_argument("--multipliers", default="0.5,1,2", help="the sweep's multipliers (0 is the ideal run)")
-    parser.add_argument("--max-actions", type=int, default=500, help="action budget per subtask (default 500)")
+    parser.add_argument("--max-actions", type=int, default=None,
+                        help="action budget per subtask (default: GOAT-Bench's 5000 per episode, as goat-nav bench)")
     parser.add_argument("--homes", choices=FURNITURE_KINDS, default=HomeConfig().furniture)
+    parser.add_argument("--diagnose", action="store_true",
+                        help="print each failed subtask's stop: true and believed distance, pose error, last actions")
+    parser.add_argument("--first-episode", type=int, default=0, help="skip the seed's episodes before this one")
     parser.add_argument("--out", type=Path, default=None, help="write the table as JSON")
     args = parser.parse_args()
 
@@ -128,12 +192,13 @@ def main() -> int:
             parser.error(f"--sweep knobs must be among {KNOBS}, got {knob!r}")
         names += [f"{knob}={float(m):g}" for m in args.multipliers.split(",") if float(m) > 0.0]
     episodes = list(generate_dataset(args.episodes, args.seed, HomeConfig(furniture=args.homes),
-                                     EpisodeGenConfig()).episodes)
+                                     EpisodeGenConfig()).episodes)[args.first_episode:]
     embedder = SentenceEmbedder()
-    print(f"{args.episodes} episodes, seed {args.seed}, {args.homes} homes, budget {args.max_actions} actions")
+    print(f"{args.episodes} episodes, seed {args.seed}, {args.homes} homes, budget "
+          f"{'5000 actions per episode' if args.max_actions is None else f'{args.max_actions} actions per subtask'}")
     results: list[SettingResult] = []
     for name in names:  # each row as soon as it is measured (long runs on a shared machine)
-        results.append(_run(name, _setting(name, args.seed), episodes, args.max_actions, embedder))
+        results.append(_run(name, _setting(name, args.seed), episodes, args.max_actions, embedder, args.diagnose))
         print(_table(results).splitlines()[-1] if len(results) > 1 else _table(results), flush=True)
     if args.out is not None:
         rows: list[dict[str, Any]] = [r.__dict__ for r in results]

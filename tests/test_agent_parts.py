@@ -5,6 +5,7 @@ The end-to-end behaviour of the agent they make up is in test_agent.py; its anal
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -18,6 +19,8 @@ from goat_core.agent.inspection import bearing_rad, centre_colour, chromaticity
 from goat_core.agent.motion import Motion
 from goat_core.agent.scanning import Scanning
 from goat_core.agent.targets import Targets
+from goat_core.errors import ConfigError
+from goat_core.mapping.instance_memory import nearest_distance_2d_m
 from goat_core.matching.base import NO_MATCH, MatchResult
 from goat_core.perception.gt import GroundTruthPerception
 from goat_core.types import ActionSizes, DiscreteAction, Instance, Observation, Pose2D
@@ -183,3 +186,74 @@ def test_colour_comparisons_ignore_brightness_and_look_at_the_picture_centre() -
     picture = np.zeros((100, 60, 3), np.uint8)
     picture[30:70, 18:42] = (200, 10, 10)
     assert centre_colour(picture).tolist() == [200.0, 10.0, 10.0]
+
+
+def _facing_the_table(world: BoxWorld) -> Observation:
+    """1.3 m in front of the table's near face, the head tilted down as the agent navigates."""
+    world.reset(Pose2D(0.2, -0.5, 0.0))
+    world.tilt_rad = AgentConfig().navigation_tilt_rad
+    return world.render(False)
+
+
+def _walk_to_table(sensing_exact: bool) -> tuple[list[DiscreteAction], float, float]:
+    """The robot 1.3 m in front of the table, with the table's instance mapped 0.5 m too near (as a pose error when
+    it was mapped puts it): the approach's actions until STOP, and the true and believed distances at the STOP."""
+    ctx = _context()
+    world = BoxWorld(two_rooms())
+    _look_around(ctx, world)
+    table = _instance(ctx, "table")
+    table.points_xyz_m = table.points_xyz_m - np.array([0.5, 0.0, 0.0])
+    approach = Approach(ctx)
+    ctx.moved = True
+    obs = _facing_the_table(world)
+    actions: list[DiscreteAction] = []
+    for _ in range(20):
+        ctx.grid.update(obs)
+        ctx.seen_now = set(ctx.memory.update(ctx.perception.detect(obs), obs, ctx.perception.persistent_keys))
+        fld = ctx.field(obs.pose, table.points_xyz_m[:, :2])
+        action = approach.goto(table, fld, dataclasses.replace(obs, sensing_exact=sensing_exact),
+                               MatchResult(table.instance_id, 1.0, True))
+        assert action is not None
+        actions.append(action)
+        if action is DiscreteAction.STOP:
+            break
+        obs = world.step(action)
+    true_m = 1.5 - world.pose.x_m  # the table's near face is at x = 1.5, the robot at y = -0.5 faces it
+    return actions, true_m, nearest_distance_2d_m(table, world.pose.x_m, world.pose.y_m)
+
+
+def test_under_approximate_sensing_the_last_steps_go_by_what_the_frame_shows() -> None:
+    """Exact sensing trusts the map and STOPs 1.3 m away; approximate sensing (a localised pose, noisy depth)
+    measures the target in the frame and steps on until it is within the stop radius less the margin."""
+    exact, true_m, believed_m = _walk_to_table(sensing_exact=True)
+    assert exact == [DiscreteAction.STOP] and true_m == pytest.approx(1.3) and believed_m < 1.0
+    actions, true_m, _ = _walk_to_table(sensing_exact=False)
+    config = AgentConfig()
+    assert actions[-1] is DiscreteAction.STOP and DiscreteAction.MOVE_FORWARD in actions
+    assert true_m <= config.stop_radius_m - config.sight_stop_margin_m
+    assert len(actions) <= config.sight_approach_max_steps + 1
+
+
+def test_the_approach_by_sight_is_bounded_and_checked() -> None:
+    with pytest.raises(ValueError, match="sight_stop_margin_m"):
+        AgentConfig(sight_stop_margin_m=1.0)
+    with pytest.raises(ConfigError, match="sight_approach_max_steps"):
+        AgentConfig(sight_approach_max_steps=-1)
+    actions = _walk_to_table_capped()
+    assert actions == [DiscreteAction.STOP]  # no steps by sight allowed: the map's word
+
+
+def _walk_to_table_capped() -> list[DiscreteAction]:
+    ctx = _context(AgentConfig(sight_approach_max_steps=0))
+    world = BoxWorld(two_rooms())
+    _look_around(ctx, world)
+    table = _instance(ctx, "table")
+    table.points_xyz_m = table.points_xyz_m - np.array([0.5, 0.0, 0.0])
+    ctx.moved = True
+    obs = _facing_the_table(world)
+    ctx.grid.update(obs)
+    ctx.seen_now = set(ctx.memory.update(ctx.perception.detect(obs), obs, ctx.perception.persistent_keys))
+    match = MatchResult(table.instance_id, 1.0, True)
+    action = Approach(ctx).goto(table, ctx.field(obs.pose, table.points_xyz_m[:, :2]),
+                                dataclasses.replace(obs, sensing_exact=False), match)
+    return [action] if action is not None else []

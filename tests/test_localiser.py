@@ -13,7 +13,7 @@ from goat_core.errors import ConfigError
 from goat_core.geometry import wrap_angle_rad
 from goat_core.localisation.localiser import Localiser, LocaliserConfig, compose, filter_depth, inverse
 from goat_core.mapping.occupancy import OccupancyConfig, OccupancyGrid
-from goat_core.types import DiscreteAction, Pose2D
+from goat_core.types import CameraIntrinsics, DiscreteAction, Observation, Pose2D
 from sim_bridge.embedded.home import HomeConfig, generate_home
 from sim_bridge.embedded.realism import realism_profile
 from sim_bridge.embedded.sim import EmbeddedSim, SimConfig
@@ -135,3 +135,15 @@ def test_a_full_turn_on_the_spot_closes_the_loop(home) -> None:  # type: ignore[
     assert min(without[12:]) > 4.0  # a full circle on, the heading is off by most of the scale error (~11 deg)
     assert max(with_closure[12:]) < 2.0
     assert closing.scale_estimate[1] == pytest.approx(1.0 / (1.0 + yaw_scale) - 1.0, abs=0.01)
+
+
+@pytest.mark.parametrize(("register", "filter_depth_images"), [(True, True), (True, False), (False, True)])
+def test_what_the_localiser_hands_on_is_marked_approximate(register: bool, filter_depth_images: bool) -> None:
+    """The agent's last approach goes by sight (goat_core.agent.approach) only when the localiser says the
+    observation is not the simulator's truth; an observation that never met a localiser stays exact."""
+    k = CameraIntrinsics(40, 30, 30.0, 30.0, 20.0, 15.0)
+    obs = Observation(rgb=np.zeros((30, 40, 3), np.uint8), depth_m=np.full((30, 40), 2.0, np.float32),
+                      pose=Pose2D(0.0, 0.0, 0.0), camera_tilt_rad=0.0, camera_height_m=1.3, intrinsics=k)
+    assert obs.sensing_exact
+    seen = Localiser(register=register, filter_depth_images=filter_depth_images).localise(obs)
+    assert not seen.sensing_exact and obs.sensing_exact

@@ -104,6 +104,10 @@ class Observation:
     # Ground truth, simulator only (the GOAT-GTSem setting): instance id per pixel, -1 = no instance.
     segmentation: Optional[np.ndarray] = None  # (H, W) int32
     instance_categories: Mapping[int, str] = field(default_factory=dict)  # id -> category, for ids in frame
+    # False when pose and depth come from real sensors (wheel odometry corrected by a localiser, noisy depth), not
+    # the simulator's truth: the map and the believed pose may then be off by decimetres, and the agent measures
+    # its last approach to a goal in the frame it sees (goat_core.agent.approach). The localiser sets it.
+    sensing_exact: bool = True
 
     def validate(self) -> None:
         """Raise InvalidObservationError naming the first field that does not fit the intrinsics."""

@@ -26,6 +26,7 @@ from goat_core.mapping.instance_memory import nearest_distance_2d_m
 from goat_core.matching.base import MatchResult
 from goat_core.types import DiscreteAction, Instance, Observation, StopDecision
 
+SIGHT_EDGE_PX = 2  # a target's mask this close to the image's bottom edge may hide its nearest part below it
 MAX_STRIKES = 2  # stuck episodes on the way to one instance before it is set aside for the subtask
 
 
@@ -43,11 +44,13 @@ class Approach:
         self.ctx = ctx
         self._blocked_views: dict[int, list[np.ndarray]] = {}  # per instance: xy where a wall hid it
         self._strikes: dict[int, int] = {}  # per instance: times heading for it got the robot stuck
+        self._sight_steps: dict[int, int] = {}  # per instance: steps of the approach by sight (approximate sensing)
         self.check = ArrivalCheck(ctx)  # a second opinion before STOP when detections may be wrong
 
     def reset(self) -> None:
         self._blocked_views.clear()
         self._strikes.clear()
+        self._sight_steps.clear()
         self.check.reset()
 
     def goto(self, inst: Instance, fld: PlanningField, obs: Observation, match: MatchResult,
@@ -69,6 +72,10 @@ class Approach:
             # Within half a step of the goal spot: a step would overshoot it, and the way back overshoots again.
             spot_xy = fld.to_xy(np.array([goal[0]]))[0]
             arrived = float(np.linalg.norm(spot_xy - pose.xy())) <= 0.5 * cfg.actions.forward_m
+        if arrived and not obs.sensing_exact:
+            closer = self._approach_by_sight(inst, fld, obs)
+            if closer is not None:
+                return ctx.emit(closer, "goto", None, NO_PATH, inst.instance_id, match)
         if arrived:
             action = self._confirm_by_sight(inst, obs)
             if action is None and inst.instance_id in ctx.set_aside:
@@ -95,6 +102,40 @@ class Approach:
         path = fld.path_xy(target)
         action = ctx.motion.drive(fld, path, pose)
         return ctx.emit(action, "goto", fld.to_xy(np.array([target]))[0], path, inst.instance_id, match)
+
+    def _approach_by_sight(self, inst: Instance, fld: PlanningField, obs: Observation) -> Optional[DiscreteAction]:
+        """At the goal spot under approximate sensing: a turn or a step toward the target while the frame seen now
+        puts it farther than the stop radius less ``sight_stop_margin_m``; None to go on to the STOP decision.
+
+        The map's instance was placed at the poses believed when it was seen, and the pose believed now may be off
+        too; the offset of the target from the camera in the current frame is measured, so it decides the last
+        steps, as a robot servoing on its target would. Nothing to measure (the target is not in view, or the
+        bottom of the image cuts it), a step the map blocks, or ``sight_approach_max_steps`` spent: None.
+        """
+        ctx, cfg = self.ctx, self.ctx.config
+        points = ctx.memory.last_points.get(inst.instance_id)
+        steps = self._sight_steps.get(inst.instance_id, 0)
+        if points is None or points.shape[0] == 0 or steps >= cfg.sight_approach_max_steps:
+            return None
+        masks = [mask for mask, iid in ctx.memory.last_labelled if iid == inst.instance_id]
+        if any(mask[-SIGHT_EDGE_PX:].any() for mask in masks):
+            return None  # cut by the bottom of the image: its nearest part may be out of view
+        pose = obs.pose
+        rel = points[:, :2] - pose.xy()
+        gaps_m = np.hypot(rel[:, 0], rel[:, 1])
+        nearest = int(np.argmin(gaps_m))
+        # A subtask that starts at its target keeps its wider radius (moving costs its whole SPL).
+        radius_m = cfg.stop_radius_m - cfg.sight_stop_margin_m if ctx.moved else \
+            min(cfg.start_stop_radius_m, cfg.max_stop_radius_m)
+        if float(gaps_m[nearest]) <= radius_m:
+            return None
+        action = turn_toward(heading_error_rad(pose, points[nearest, :2]), 0.5 * cfg.actions.turn_rad)
+        if action is None:
+            if obs.collided or not fld.forward_free(pose.yaw_rad, cfg.actions.forward_m):
+                return None
+            action = DiscreteAction.MOVE_FORWARD
+        self._sight_steps[inst.instance_id] = steps + 1
+        return action
 
     def _confirm_by_sight(self, inst: Instance, obs: Observation) -> Optional[DiscreteAction]:
         """Within the stop radius: STOP if the target is in view (and, with evidence on, the looks at it confirm

@@ -37,6 +37,12 @@ class AgentConfig:
     # reachable spot if it is within this distance.
     max_stop_radius_m: float = 1.1
     goal_margin_m: float = 0.15  # plan to cells this far inside the stop radius (cell size, step overshoot)
+    # Approximate sensing (Observation.sensing_exact False: localised odometry, noisy depth): at the goal spot the
+    # agent STOPs only once the frame it sees puts the target within the stop radius less this margin (the map's
+    # instance and the believed pose can each be a few decimetres off; the frame measures the offset itself), and
+    # else turns toward it and steps closer, at most ``sight_approach_max_steps`` times per instance and subtask.
+    sight_stop_margin_m: float = 0.2
+    sight_approach_max_steps: int = 8
     # A subtask that starts near its target (the last one ended there) STOPs without moving when the target is
     # within this distance (clipped to [stop_radius_m, max_stop_radius_m]) and in view: any move would cost the
     # subtask's whole SPL, its shortest path being about zero.
@@ -101,6 +107,11 @@ class AgentConfig:
             raise ValueError(
                 f"AgentConfig.goal_margin_m must be in [0, stop_radius_m), got {self.goal_margin_m!r}"
             )
+        if not 0.0 <= self.sight_stop_margin_m < self.stop_radius_m:
+            raise ValueError(
+                f"AgentConfig.sight_stop_margin_m must be in [0, stop_radius_m), got {self.sight_stop_margin_m!r}"
+            )
+        require_at_least(self, 0, ("sight_approach_max_steps",))
         require_at_least(self, 1, ("stuck_collisions", "no_progress_steps", "inspect_max_steps", "inspect_image_sides"))
 
     @property

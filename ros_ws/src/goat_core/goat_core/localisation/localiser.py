@@ -199,6 +199,7 @@ class Localiser:
 
     def localise(self, obs: Observation) -> Observation:
         """The observation as the agent should see it: filtered depth and the corrected (map-frame) pose."""
+        obs = replace(obs, sensing_exact=False)
         if self.filter_depth_images:
             obs = replace(obs, depth_m=filter_depth(obs.depth_m, self.config.filter))
         if not self.register:

@@ -75,12 +75,16 @@ class InstanceMemory:
         # The masks of the last update() placed in memory, with their memory ids (views_now crops them).
         self.last_labelled: list[tuple[np.ndarray, int]] = []
         self.last_categories: dict[int, str] = {}  # memory id -> the category the last update's detection named
+        # memory id -> the points (episode frame) the last update's frame saw of it: their offsets from the pose
+        # of that frame are measured, whatever the error of the pose or of the points mapped earlier.
+        self.last_points: dict[int, np.ndarray] = {}
         self._last_boxes: list[tuple[int, int, int, int]] = []  # the detection boxes of last_labelled
         self._last_obs: Optional[Observation] = None
 
     def clear(self) -> None:
         self.last_labelled = []
         self.last_categories = {}
+        self.last_points = {}
         self._last_boxes = []
         self._last_obs = None
         self.candidates.clear()
@@ -96,6 +100,7 @@ class InstanceMemory:
         """Fold one frame's detections into memory; returns the memory ids touched, in detection order."""
         touched: list[int] = []
         self.last_categories = {}
+        self.last_points = {}
         labelled: list[tuple[np.ndarray, int]] = []
         boxes: list[tuple[int, int, int, int]] = []
         for det in detections:
@@ -123,10 +128,13 @@ class InstanceMemory:
                 self.evidence.setdefault(mem_id, InstanceEvidence()).add(det.category, det.score)
             touched.append(mem_id)
             self.last_categories[mem_id] = det.category
+            seen = self.last_points.get(mem_id)
+            self.last_points[mem_id] = points if seen is None else np.vstack([seen, points])
             labelled.append((det.mask, mem_id))
             boxes.append(det.bbox_xyxy)
         if self.config.evidence.enabled:
             touched, labelled, boxes = self._weigh_evidence(obs, touched, labelled, boxes)
+            self.last_points = {k: v for k, v in self.last_points.items() if k in touched}
         self.last_labelled = labelled
         self._last_boxes = boxes
         self._last_obs = obs
