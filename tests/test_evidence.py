@@ -166,3 +166,45 @@ def test_a_tracker_split_of_one_object_stays_one_instance(tracker_gap_m: float, 
     # chair's first three looks are lost. Checked against geometry, all six looks are one instance's.
     assert len(memory.candidates) == 1
     assert next(iter(memory.evidence.values())).detections == expected
+
+
+@pytest.mark.parametrize("per_detection, kept_after", [(1.0, 5), (0.0, 2)])
+def test_an_instance_detected_often_needs_as_many_misses_in_a_row_to_be_forgotten(per_detection: float,
+                                                                                  kept_after: int) -> None:
+    """Six detections of a small object a detector misses one frame in two: three misses in a row are no proof
+    that it is not there (0 per detection: the old rule, three misses forget it)."""
+    memory = _memory(forget_after_unseen=3, forget_unseen_per_detection=per_detection)
+    for step in range(6):
+        memory.update([_det("clock", 0.8)], _obs(step), True)
+    misses = 0
+    while memory.candidates:
+        memory.update([], _obs(6 + misses), True)
+        misses += 1
+    assert misses == kept_after + 1
+    assert _memory(forget_after_unseen=3).config.evidence.forget_unseen_per_detection == 1.0  # the default
+
+
+def test_a_negative_forget_rate_names_the_value() -> None:
+    with pytest.raises(ValueError, match="forget_unseen_per_detection must be >= 0, got -1.0"):
+        EvidenceConfig(forget_unseen_per_detection=-1.0)
+
+
+def test_relaxed_trust_shows_untrusted_candidates_until_it_ends() -> None:
+    memory = _memory()
+    memory.update([_det("bowl", 0.2)], _obs(0), True)  # one weak look: remembered, not trusted
+    assert memory.instances == {} and len(memory.candidates) == 1
+    assert memory.update([_det("bowl", 0.2)], _obs(1), True) == []  # a detection of an untrusted instance
+    memory.relax_trust(True)
+    assert list(memory.instances) == [0]
+    assert memory.update([_det("bowl", 0.2)], _obs(2), True) == [0]  # its detections count as seen now
+    memory.relax_trust(False)
+    assert memory.instances == {}  # three looks of 0.2 fuse to 0.49, under the 0.6 trust needs
+    memory.clear()
+    assert not memory.trust_all
+
+
+def test_relaxed_trust_changes_nothing_with_evidence_off() -> None:
+    memory = InstanceMemory(InstanceMemoryConfig())
+    memory.update([_det("bowl", 0.5)], _obs(0), True)
+    memory.relax_trust(True)
+    assert not memory.trust_all and memory.instances is memory.candidates and list(memory.instances) == [0]

@@ -11,7 +11,8 @@ One call of :meth:`Agent.act` per observation. The decision, in order:
 4. an image goal that names its category looks closer at the remembered instances of it (``inspection``);
 5. otherwise explore the nearest reachable frontier (``exploration``);
 6. with nothing left to explore (:meth:`Agent._when_explored`): inspect unsure image and description matches,
-   try the recoveries, go to the best remaining match, or STOP and give up.
+   try the recoveries, with evidence over views trust every remembered instance, go to the best remaining match,
+   or STOP and give up.
 """
 
 from __future__ import annotations
@@ -101,6 +102,7 @@ class Agent:
         ctx.recovery.reset()
         ctx.explorer.current = None
         ctx.set_aside.clear()
+        ctx.memory.relax_trust(False)  # evidence: the last resort of the previous subtask ends with it
         ctx.motion.reset()
         ctx.stop = None
         ctx.moved = False
@@ -215,6 +217,11 @@ class Agent:
         action = self._recovering.recover(obs, before_fallback=inst is not None)
         if action is not None:
             return action
+        if self._trust_all_once():
+            match, inst = self._targets.settle()
+            action, match = self._targets.goto_best(obs, match, inst, confident_only=True)
+            if action is not None:
+                return action
         match, inst = self._ctx.match()
         action, match = self._targets.goto_best(obs, match, inst)
         if action is not None:
@@ -225,3 +232,15 @@ class Agent:
         self._ctx.stop = StopDecision(gave_up=True, reason="nothing left to explore and no candidate it can "
                                                            "reach; " + self._ctx.recovery.describe())
         return self._ctx.emit(DiscreteAction.STOP, "stop", match=match)
+
+    def _trust_all_once(self) -> bool:
+        """With evidence on, the first time in a subtask that nothing is left to explore and no trusted match can
+        be reached: trust every instance memory still holds (EvidenceConfig.trust_all_before_giving_up), so that a
+        goal seen once or with low scores is walked to and looked at again before the agent settles for a match
+        it is not confident in, or gives up. True when it did so now."""
+        memory = self._ctx.memory
+        evidence = self.config.memory.evidence
+        if not evidence.enabled or not evidence.trust_all_before_giving_up or memory.trust_all:
+            return False
+        memory.relax_trust(True)
+        return True

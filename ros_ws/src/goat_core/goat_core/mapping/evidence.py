@@ -12,7 +12,10 @@ keeps:
 * the views in a row in which it should have been detected and was not: its points project into the image,
   unoccluded (the depth image sees them, not something nearer), large enough to be detected, and no detection
   landed on it. After ``forget_after_unseen`` such views it is forgotten: a phantom, or an object that is not
-  there. GOAT-Bench's modular agent has no such rule, and loses half its success to Detic (Khanna et al., 2024).
+  there. An instance detected many times needs as many such views in a row (``forget_unseen_per_detection``): a
+  detector that misses a small, far object one frame in two would otherwise forget a clock it found fourteen
+  times, and the agent would give up on a goal it had seen. GOAT-Bench's modular agent has no such rule, and
+  loses half its success to Detic (Khanna et al., 2024).
 
 Off by default: with ground-truth perception every detection is right and the gates only delay.
 """
@@ -46,6 +49,8 @@ class EvidenceConfig:
     min_detections: int = 2  # detections before an instance is trusted
     min_confidence: float = 0.6  # fused confidence (noisy-OR) of its winning category before it is trusted
     forget_after_unseen: int = 3  # views in a row that should have shown it and did not
+    # ... and at least this many such views per detection of it so far (0: forget_after_unseen alone)
+    forget_unseen_per_detection: float = 1.0
     min_expected_pixels: float = 600.0  # smaller than this in the image: not detecting it is no evidence
     visible_fraction: float = 0.3  # share of its points that must be in the image and unoccluded
     surface_tolerance_m: float = 0.15  # a point is unoccluded when the depth image sees it within this
@@ -65,6 +70,10 @@ class EvidenceConfig:
     # its votes name another, it is "not here" and set aside for the subtask. 0: STOP at first sight.
     verify_looks: int = 2
     verify_max_looks: int = 5
+    # Before settling for a match it does not trust, or giving up, with nothing left to explore: trust every
+    # instance still remembered for the rest of the subtask (InstanceMemory.relax_trust), so the goal seen once,
+    # or seen with low scores, is walked to and looked at again (the arrival check still judges it).
+    trust_all_before_giving_up: bool = True
 
     def __post_init__(self) -> None:
         require_at_least(self, 1, ("min_detections", "forget_after_unseen"))
@@ -76,7 +85,7 @@ class EvidenceConfig:
         for name in ("min_confidence", "visible_fraction", "other_name_overlap_ratio"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"EvidenceConfig.{name} must be in [0, 1], got {getattr(self, name)!r}")
-        for name in ("mask_depth_band_m", "tracker_gap_m"):
+        for name in ("mask_depth_band_m", "tracker_gap_m", "forget_unseen_per_detection"):
             if getattr(self, name) < 0.0:
                 raise ValueError(f"EvidenceConfig.{name} must be >= 0, got {getattr(self, name)!r}")
         require_positive(self, ("min_expected_pixels", "surface_tolerance_m", "max_depth_m"))
@@ -108,6 +117,12 @@ class InstanceEvidence:
 
     def trusted(self, config: EvidenceConfig) -> bool:
         return self.detections >= config.min_detections and self.confidence() >= config.min_confidence
+
+    def forgotten(self, config: EvidenceConfig) -> bool:
+        """Whether the views in a row that should have shown it and did not are enough to forget it:
+        ``forget_after_unseen``, and no fewer than ``forget_unseen_per_detection`` per detection so far."""
+        needed = max(float(config.forget_after_unseen), config.forget_unseen_per_detection * self.detections)
+        return self.unseen_in_a_row >= needed
 
 
 def should_be_detected(inst: Instance, obs: Observation, config: EvidenceConfig, voxel_m: float) -> bool:

@@ -80,6 +80,7 @@ class InstanceMemory:
         self.last_points: dict[int, np.ndarray] = {}
         self._last_boxes: list[tuple[int, int, int, int]] = []  # the detection boxes of last_labelled
         self._last_obs: Optional[Observation] = None
+        self.trust_all = False  # with evidence: every candidate is shown, trusted or not (relax_trust)
 
     def clear(self) -> None:
         self.last_labelled = []
@@ -94,6 +95,7 @@ class InstanceMemory:
         self._key_ids.clear()
         self._colour_weight.clear()
         self._next_id = 0
+        self.trust_all = False
 
     def update(self, detections: Sequence[Detection], obs: Observation,
                persistent_keys: bool = True) -> list[int]:
@@ -249,13 +251,28 @@ class InstanceMemory:
             if mem_id in seen or not should_be_detected(inst, obs, cfg, self.config.voxel_m):
                 continue
             ev.unseen_in_a_row += 1
-            if ev.unseen_in_a_row >= cfg.forget_after_unseen:
+            if ev.forgotten(cfg):
                 self._forget(mem_id)
-        trusted = {k: v for k, v in self.candidates.items() if self.evidence[k].trusted(cfg)}
-        self.instances.clear()
-        self.instances.update(trusted)
+        trusted = self._show_trusted()
         keep = [i for i, mem_id in enumerate(touched) if mem_id in trusted]
         return [touched[i] for i in keep], [labelled[i] for i in keep], [boxes[i] for i in keep]
+
+    def relax_trust(self, trust_all: bool) -> None:
+        """With evidence on: show every instance still remembered (``trust_all``), trusted or not, from now on
+        until called with False (the agent's last resort before giving up a subtask: EvidenceConfig.
+        trust_all_before_giving_up). Forgetting goes on as before. Nothing changes with evidence off."""
+        if not self.config.evidence.enabled:
+            return
+        self.trust_all = bool(trust_all)
+        self._show_trusted()
+
+    def _show_trusted(self) -> dict[int, Instance]:
+        """Fill ``instances`` with the trusted candidates (every candidate while trust is relaxed); returns them."""
+        cfg = self.config.evidence
+        trusted = {k: v for k, v in self.candidates.items() if self.trust_all or self.evidence[k].trusted(cfg)}
+        self.instances.clear()
+        self.instances.update(trusted)
+        return trusted
 
     def _forget(self, mem_id: int) -> None:
         del self.candidates[mem_id]
