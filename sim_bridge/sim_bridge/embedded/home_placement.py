@@ -291,11 +291,13 @@ def dress_receptacle(rng: np.random.Generator, receptacle: Placed, room: Room,
     m = SURFACE_MARGIN_M
     placed: list[Placed] = []
     tries = MODEL_TOP_TRIES if receptacle.choice is not None and config.layout == "large" else TOP_TRIES
+    so_far, fresh, fresh_for = used, allowed, -1
     for _ in range(wanted * tries):
         if len(placed) == wanted or not allowed:
             break
-        so_far = used + Counter(model_keys(placed))
-        fresh = _fresh(allowed, fur, so_far)
+        if fresh_for != len(placed):  # what the home uses changes only when an object is put
+            so_far = used + Counter(model_keys(placed))
+            fresh, fresh_for = _fresh(allowed, fur, so_far), len(placed)
         spec = fresh[int(rng.integers(len(fresh)))]
         size, scale, choice = draw(rng, spec, fur, so_far)
         quarter = int(rng.integers(4))
