@@ -16,6 +16,7 @@ from goat_core.vocabulary import COLOURS, MATERIALS, ROOM_TYPES
 from sim_bridge.embedded.catalogue_pasture import HIDING_PLACES, UNCOMMON_CATALOGUE, UNCOMMON_CATEGORIES, HidingPlace
 from sim_bridge.embedded.catalogue_recipes import (
     APPLIANCE,
+    BAG,
     BASKET,
     BATHTUB,
     BED,
@@ -40,10 +41,12 @@ from sim_bridge.embedded.catalogue_recipes import (
     OFFICE_CHAIR,
     OTTOMAN,
     PIANO,
+    PILLOW,
     POTTED,
     RACK,
     SCREEN,
     SHELF,
+    SHOES,
     SOAP,
     SOFA,
     SPEAKER,
@@ -256,7 +259,20 @@ CATALOGUE: tuple[CategorySpec, ...] = (
                  "receptacle", ("white", "green", "blue", "pink", "yellow"), ("plastic", "glass", "ceramic"),
                  ("soap pump", "hand soap", "lotion dispenser"),
                  supports=("bathroom vanity", "kitchen counter", "cabinet")),
+    # ---- small objects of the large homes only (NOT_ON_TOPS): on seats, beds, benches, shoe racks, floors ----
+    CategorySpec("pillow", ("bedroom", "living room"), (0.35, 0.35, 0.1), (0.55, 0.5, 0.16), PILLOW,
+                 "receptacle", _SOFT_COLOURS, ("fabric", "leather"), ("cushion", "throw pillow", "scatter cushion")),
+    CategorySpec("shoes", ("hallway", "bedroom"), (0.2, 0.25, 0.08), (0.26, 0.32, 0.14), SHOES, "receptacle",
+                 ("black", "brown", "white", "red", "blue", "gray"), ("leather", "fabric", "plastic"),
+                 ("pair of shoes", "sneakers", "footwear")),
+    CategorySpec("bag", ("hallway", "bedroom", "office", "living room"), (0.28, 0.14, 0.28), (0.42, 0.24, 0.42),
+                 BAG, "receptacle", ("black", "brown", "red", "blue", "gray", "green"), ("fabric", "leather"),
+                 ("backpack", "rucksack", "tote")),
 )
+
+# Small objects only a large home's dressing and floor clutter place (on seats, beds, benches, chairs, shoe racks
+# and floors), never on receptacle tops: the small homes and PASTURE's hiding places draw what they drew before.
+NOT_ON_TOPS: frozenset[str] = frozenset({"pillow", "shoes", "bag"})
 
 CATEGORIES: Mapping[str, CategorySpec] = {spec.name: spec for spec in CATALOGUE}
 
@@ -320,6 +336,6 @@ def _check_geometry(spec: CategorySpec) -> None:
         raise SceneGenerationError(f"category {spec.name!r} has max_per_room {spec.max_per_room}, need >= 1")
 
 
-__all__ = ["CATALOGUE", "CATEGORIES", "HIDING_PLACES", "UNCOMMON_CATALOGUE", "UNCOMMON_CATEGORIES", "Axis",
-           "CategorySpec", "HidingPlace", "PartRecipe", "Placement", "Shape", "category", "synonyms",
+__all__ = ["CATALOGUE", "CATEGORIES", "HIDING_PLACES", "NOT_ON_TOPS", "UNCOMMON_CATALOGUE", "UNCOMMON_CATEGORIES",
+           "Axis", "CategorySpec", "HidingPlace", "PartRecipe", "Placement", "Shape", "category", "synonyms",
            "validate_catalogue", "validate_pasture_catalogue"]

@@ -237,6 +237,23 @@ JAR: tuple[PartRecipe, ...] = (
     part("cylinder", (0.0, 0.0, 0.0), (1.0, 1.0, 0.82)),
     part("cylinder", (0.05, 0.05, 0.82), (0.95, 0.95, 1.0), trim=True),  # lid
 )
+PILLOW: tuple[PartRecipe, ...] = (
+    part("box", (0.06, 0.0, 0.2), (0.94, 1.0, 0.8)),  # the filled middle
+    part("capsule", (0.0, 0.0, 0.0), (1.0, 1.0, 1.0), axis="y"),  # rounded ends
+)
+SHOES: tuple[PartRecipe, ...] = (  # a pair side by side, toes to the front
+    part("box", (0.0, 0.0, 0.0), (0.45, 1.0, 0.35), trim=True),  # soles
+    part("box", (0.55, 0.0, 0.0), (1.0, 1.0, 0.35), trim=True),
+    part("box", (0.02, 0.0, 0.35), (0.43, 0.6, 1.0)),  # uppers
+    part("box", (0.57, 0.0, 0.35), (0.98, 0.6, 1.0)),
+    part("capsule", (0.02, 0.3, 0.35), (0.43, 1.0, 0.7), axis="y"),  # toes
+    part("capsule", (0.57, 0.3, 0.35), (0.98, 1.0, 0.7), axis="y"),
+)
+BAG: tuple[PartRecipe, ...] = (
+    part("box", (0.0, 0.0, 0.0), (1.0, 1.0, 0.78)),  # body
+    part("box", (0.05, 0.9, 0.1), (0.95, 1.0, 0.5)),  # front pocket
+    part("capsule", (0.2, 0.4, 0.78), (0.8, 0.6, 1.0), axis="x", trim=True),  # handle
+)
 HEADPHONES: tuple[PartRecipe, ...] = (
     part("capsule", (0.0, 0.3, 0.7), (1.0, 0.7, 1.0), axis="x", trim=True),  # band
     part("cylinder", (0.0, 0.1, 0.0), (0.3, 0.9, 0.75)),  # cups

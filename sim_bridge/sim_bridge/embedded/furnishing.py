@@ -141,8 +141,10 @@ class Surface:
         return bool(room >= height_m + SURFACE_ABOVE_M)
 
     def _index(self, xy: Sequence[float]) -> tuple[int, int]:
-        row, col = self._cells(np.asarray([xy[0]]), np.asarray([xy[1]]))
-        return int(col[0]), int(row[0])
+        """``_cells`` of one point in plain floats (the same double arithmetic, without numpy's per-call cost)."""
+        col = min(max(math.floor((float(xy[0]) + self._half[0]) / SURFACE_CELL_M), 0), self._cols - 1)
+        row = min(max(math.floor((float(xy[1]) + self._half[1]) / SURFACE_CELL_M), 0), self._rows - 1)
+        return col, row
 
 
 def uncommon_catalogue(fur: Furnisher) -> tuple[CategorySpec, ...]:

@@ -91,13 +91,15 @@ MODEL_RULES: tuple[ModelRule, ...] = (
     ModelRule("laptop", ("laptop",)),
     ModelRule("headphones", ("headphones",)),
     ModelRule("speaker", ("speaker", "mp3 station")),
+    ModelRule("shoes", ("slippers", "bootie")),
+    ModelRule("bag", ("backpack",)),  # the handbag model is PASTURE's uncommon "handbag"
 )
 
 # Catalogue categories that no model of the default libraries stands for (checked by a test).
 UNMODELLED_DEFAULT: tuple[str, ...] = (
     "basket", "bowl", "candle", "dryer", "filing cabinet", "floor lamp", "globe", "jar", "keyboard", "laundry basket",
-    "monitor", "office chair", "ottoman", "picture frame", "plate", "remote control", "shoe rack", "soap dispenser",
-    "storage box", "toaster", "towel",
+    "monitor", "office chair", "ottoman", "picture frame", "pillow", "plate", "remote control", "shoe rack",
+    "soap dispenser", "storage box", "toaster", "towel",
 )
 
 # PASTURE's uncommon split in a furnished home: models no catalogue category covers, by the name a person

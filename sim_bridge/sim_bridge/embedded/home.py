@@ -105,7 +105,7 @@ def generate_home(seed: int, config: HomeConfig = _DEFAULT_CONFIG) -> Home:
                 for small in dressed:
                     objects.append(number_object(rng, small, room, receptacle.object_id, len(objects) + 1, fur))
             if config.dress_surfaces:
-                on_levels = dress_levels(dressing_rng, piece, room, fur, used)
+                on_levels = dress_levels(dressing_rng, piece, room, fur, used, config.primitive_small_objects)
                 used.update(model_keys(on_levels))
                 for small in on_levels:
                     objects.append(number_object(dressing_rng, small, room, receptacle.object_id,

@@ -62,6 +62,10 @@ class HomeConfig:
     # Small objects also on the shelves of bookshelves, on beds, sofas, benches... (home_dressing.SURFACES; the
     # large homes); False: on receptacle tops only (the small homes).
     dress_surfaces: bool = False
+    # A furnished home builds the small objects (receptacle-placed categories) no model stands for of primitives
+    # instead of leaving them out (the large homes: boxes, baskets, towels, frames, pillows...); False: a
+    # furnished home has models only.
+    primitive_small_objects: bool = False
 
     def __post_init__(self) -> None:
         if self.layout not in LAYOUTS:
@@ -121,10 +125,12 @@ def furniture_fields(tag: Optional[str], base: Optional[HomeConfig] = None) -> d
 # room (as many as its area allows, see LARGE_FURNITURE_M2_PER_PIECE) and more small objects on each top.
 LARGE_HOME_FIELDS: dict[str, object] = {"layout": "large", "small_objects_per_receptacle": (8, 16),
                                         "furniture_per_room": (1, 14), "extra_doors": 0, "max_per_room_factor": 2,
-                                        "floor_clutter_m2_per_object": 0.8, "dress_surfaces": True}
+                                        "floor_clutter_m2_per_object": 0.8, "dress_surfaces": True,
+                                        "primitive_small_objects": True}
 # Small objects a large home also leaves on the floor (toys, boxes, plants...): the catalogue's receptacle-placed
 # categories that stand on floors in homes.
-FLOOR_CLUTTER = ("storage box", "basket", "plant", "book", "teddy bear", "vase", "speaker", "towel", "bowl")
+FLOOR_CLUTTER = ("storage box", "basket", "plant", "book", "teddy bear", "vase", "speaker", "towel", "bowl",
+                 "shoes", "bag")
 LARGE_FURNITURE_M2_PER_PIECE = 2.0  # a large home's room asks for up to one piece of furniture per this much floor
 OPEN_EDGE_KEEPOUT_M = 0.6  # furniture keeps this far from the open side of a room of an open-plan space
 

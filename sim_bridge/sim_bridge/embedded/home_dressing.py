@@ -30,10 +30,11 @@ from typing import Mapping, Optional
 import numpy as np
 
 from sim_bridge.embedded.catalogue import CATEGORIES, CategorySpec
-from sim_bridge.embedded.furnishing import Furnisher, Surface
+from sim_bridge.embedded.furnishing import Furnisher, ModelChoice, Surface
 from sim_bridge.embedded.home_placement import (
     SURFACE_MARGIN_M,
     Placed,
+    buildable,
     draw,
     draw_footprint,
     model_keys,
@@ -50,10 +51,11 @@ BOOK_RUN = (2, 6)  # inclusive: books side by side in one run
 BOOK_RUN_SHARE = 0.7  # share of a shelf's groups that are runs of books (the rest: one other object)
 GROUP_GAP_RANGE_M = (0.02, 0.12)  # free shelf between two groups
 SCATTER_TRIES = 12  # poses tried per object on a seat or top
+SHELF_STEP_M = 0.03  # along a model's shelf, how far the next try moves when nothing could be put
 
 _SHELF_OBJECTS = ("storage box", "vase", "picture frame", "plant", "clock", "candle", "globe", "teddy bear",
                   "speaker", "basket")
-_SEAT_OBJECTS = ("teddy bear", "book", "remote control", "laptop", "headphones")
+_SEAT_OBJECTS = ("teddy bear", "book", "remote control", "laptop", "headphones", "pillow", "pillow")
 
 
 @dataclass(frozen=True)
@@ -81,39 +83,46 @@ def _shelf(z0: float, z1: float) -> Level:
 # (y >= 0.7: the middle of a 2 m bed is more than the 1 m a view point may be away from an object); RACK's deck
 # at 0.53 under the top (0.9) and its floor under the deck (0.45); the tops of BENCH, OTTOMAN, WASHER (a dryer),
 # WARDROBE, PIANO's case (y < 0.55), TOILET's cistern (x 0.15-0.85, y < 0.3) and STOVE's hob in front of its
-# back panel (y 0.12).
+# back panel (y 0.12); CHAIR's seat at 0.57 in front of its back (y 0.12).
 SURFACES: Mapping[str, tuple[Level, ...]] = {
     "bookshelf": (_shelf(0.05, 0.33), _shelf(0.37, 0.64), _shelf(0.68, 0.95)),
-    "couch": (Level((0.1, 0.32, 0.5), (0.9, 0.98, 1.0), _SEAT_OBJECTS, (1, 3), open_top=True),),
-    "armchair": (Level((0.1, 0.32, 0.5), (0.9, 0.98, 1.0), _SEAT_OBJECTS, (0, 2), open_top=True),),
-    "bed": (Level((0.05, 0.7, 0.62), (0.95, 0.97, 1.0), _SEAT_OBJECTS, (1, 3), open_top=True),),
+    "couch": (Level((0.1, 0.32, 0.5), (0.9, 0.98, 1.0), _SEAT_OBJECTS, (2, 4), open_top=True),),
+    "armchair": (Level((0.1, 0.32, 0.5), (0.9, 0.98, 1.0), _SEAT_OBJECTS, (1, 2), open_top=True),),
+    "bed": (Level((0.05, 0.7, 0.62), (0.95, 0.97, 1.0), _SEAT_OBJECTS + ("bag",), (2, 4), open_top=True),),
+    "chair": (Level((0.05, 0.15, 0.57), (0.95, 0.95, 1.0), ("bag", "pillow", "book", "teddy bear"), (0, 2),
+                    open_top=True),),
     "bench": (Level((0.02, 0.05, 1.0), (0.98, 0.95, 1.0), ("book", "basket", "storage box", "teddy bear",
-                                                            "laptop", "towel"), (1, 3), open_top=True),),
+                                                            "laptop", "towel", "bag", "shoes"), (1, 3),
+                    open_top=True),),
     "ottoman": (Level((0.03, 0.03, 1.0), (0.97, 0.97, 1.0), ("book", "remote control", "teddy bear", "bowl"),
                       (0, 2), open_top=True),),
     "dryer": (Level((0.02, 0.02, 1.0), (0.98, 0.94, 1.0), ("towel", "basket", "bottle", "storage box"), (1, 3),
                     open_top=True),),
     "piano": (Level((0.03, 0.03, 1.0), (0.97, 0.52, 1.0), ("vase", "picture frame", "clock", "candle", "plant",
                                                             "book"), (1, 4), open_top=True),),
-    "toilet": (Level((0.17, 0.02, 1.0), (0.83, 0.28, 1.0), ("candle", "plant", "towel", "soap dispenser", "bottle"),
-                     (0, 2), open_top=True),),
-    "stove": (Level((0.05, 0.15, 0.95), (0.95, 0.95, 1.0), ("kettle", "bowl", "plate"), (0, 2), open_top=True),),
-    "wardrobe": (Level((0.05, 0.05, 1.0), (0.95, 0.95, 1.0), ("storage box", "basket"), (0, 2), open_top=True),),
-    "shoe rack": (Level((0.05, 0.02, 0.53), (0.95, 0.98, 0.9), ("storage box", "basket", "book", "towel"), (1, 3)),
-                  Level((0.05, 0.02, 0.0), (0.95, 0.98, 0.45), ("storage box", "basket", "book"), (0, 2))),
+    "toilet": (Level((0.17, 0.02, 1.0), (0.83, 0.28, 1.0), ("candle", "plant", "towel", "soap dispenser", "bottle",
+                                                             "cup"), (1, 3), open_top=True),),
+    "stove": (Level((0.05, 0.15, 0.95), (0.95, 0.95, 1.0), ("kettle", "bowl", "plate"), (1, 3), open_top=True),),
+    "wardrobe": (Level((0.05, 0.05, 1.0), (0.95, 0.95, 1.0), ("storage box", "basket", "bag"), (1, 3),
+                       open_top=True),),
+    "shoe rack": (Level((0.05, 0.02, 0.53), (0.95, 0.98, 0.9), ("shoes", "shoes", "storage box", "basket", "book",
+                                                                "towel"), (1, 3)),
+                  Level((0.05, 0.02, 0.0), (0.95, 0.98, 0.45), ("shoes", "shoes", "shoes", "storage box"), (1, 3))),
 }
 
 
 def dress_levels(rng: np.random.Generator, piece: Placed, room: Room, fur: Optional[Furnisher],
-                 used: Counter[str]) -> list[Placed]:
-    """Small objects on the levels of ``piece`` (module doc); none for categories without levels."""
+                 used: Counter[str], primitive_small_objects: bool = False) -> list[Placed]:
+    """Small objects on the levels of ``piece`` (module doc); none for categories without levels. In a furnished
+    home, categories no model stands for are built of primitives with ``primitive_small_objects``
+    (``HomeConfig``), left out otherwise."""
     placed: list[Placed] = []
     # A model's levels are searched in overlapping bands: each of its surfaces is dressed once, and not the one
     # its top objects already stand on.
     taken_cm = {round(100 * piece.choice.support_m)} if piece.choice is not None and piece.spec.is_receptacle \
         else set()
     for level in SURFACES.get(piece.spec.name, ()):
-        pool = _pool(level, room, fur)
+        pool = _pool(level, room, fur, primitive_small_objects)
         if not pool:
             continue
         support: Optional[Surface] = None
@@ -125,14 +134,18 @@ def dress_levels(rng: np.random.Generator, piece: Placed, room: Room, fur: Optio
         so_far = used + Counter(model_keys(placed))
         if level.books and support is None:
             placed += _fill_shelf(rng, piece, level, pool)
+        elif level.books and support is not None and primitive_small_objects:
+            placed += _fill_model_shelf(rng, piece, level, pool, fur, so_far, support)
         else:
             placed += _scatter(rng, piece, level, pool, fur, so_far, support)
     return placed
 
 
-def _pool(level: Level, room: Room, fur: Optional[Furnisher]) -> list[CategorySpec]:
-    """The level's categories the home can build, those of the room first (any of them when none is)."""
-    specs = [CATEGORIES[name] for name in level.categories if fur is None or fur.has(name)]
+def _pool(level: Level, room: Room, fur: Optional[Furnisher], primitive_small_objects: bool) -> list[CategorySpec]:
+    """The level's categories the home can build, those of the room first (any of them when none is); a name
+    given twice is drawn twice as often."""
+    specs = [CATEGORIES[name] for name in level.categories
+             if buildable(CATEGORIES[name], fur, primitive_small_objects)]
     return [s for s in specs if room.room_type in s.room_types] or specs
 
 
@@ -192,6 +205,46 @@ def _fill_shelf(rng: np.random.Generator, piece: Placed, level: Level, pool: lis
                 placed.append(Placed(spec, rect, z0, size, piece.quarter_turns, scale))
                 x += size[0]
         x += float(rng.uniform(*GROUP_GAP_RANGE_M))
+    return placed
+
+
+def _fill_model_shelf(rng: np.random.Generator, piece: Placed, level: Level, pool: list[CategorySpec],
+                      fur: Optional[Furnisher], used: Counter[str], support: Surface) -> list[Placed]:
+    """``_fill_shelf`` on a model's shelf (``support``): runs of upright primitive books and now and then another
+    object (a model where one stands for its category), left to right along the back of the level, each where it
+    rests on the shelf with room above; past a post or a gap of the model the walk moves on by ``SHELF_STEP_M``."""
+    x0, x1, y0, y1, _, _ = _level_box(piece, level)
+    z0 = piece.z0_m + support.support_m
+    m = SURFACE_MARGIN_M
+    book = CATEGORIES["book"]
+    others = [s for s in pool if s.name != "book"]
+    placed: list[Placed] = []
+
+    def put(spec: CategorySpec, x: float, size: Vec3, scale: float, choice: Optional[ModelChoice]) -> bool:
+        if x + size[0] > x1 - m or size[1] > y1 - y0 - 2 * m:
+            return False
+        rect = _to_world(piece, x, y0 + m, x + size[0], y0 + m + size[1])
+        if not rests_on(support, piece, rect, size[2]):
+            return False
+        placed.append(Placed(spec, rect, z0, size, piece.quarter_turns, scale, choice))
+        return True
+
+    x = x0 + m
+    while x < x1 - m:
+        start = x
+        if not others or rng.uniform() < BOOK_RUN_SHARE:
+            for _ in range(int(rng.integers(BOOK_RUN[0], BOOK_RUN[1] + 1))):
+                scale = float(rng.uniform())
+                w, d, h = _sized(book, scale)
+                if not put(book, x, (h, w, d), scale, None):
+                    break
+                x += h + BOOK_GAP_M
+        else:
+            spec = others[int(rng.integers(len(others)))]
+            size, scale, choice = draw(rng, spec, fur, used + Counter(model_keys(placed)))
+            if put(spec, x, size, scale, choice):
+                x += size[0]
+        x = x + float(rng.uniform(*GROUP_GAP_RANGE_M)) if x > start else x + SHELF_STEP_M
     return placed
 
 

@@ -9,7 +9,14 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from sim_bridge.embedded.catalogue import CATALOGUE, HIDING_PLACES, UNCOMMON_CATALOGUE, CategorySpec, HidingPlace
+from sim_bridge.embedded.catalogue import (
+    CATALOGUE,
+    HIDING_PLACES,
+    NOT_ON_TOPS,
+    UNCOMMON_CATALOGUE,
+    CategorySpec,
+    HidingPlace,
+)
 from sim_bridge.embedded.furnishing import Furnisher, Surface, uncommon_catalogue
 from sim_bridge.embedded.home_placement import (
     SURFACE_MARGIN_M,
@@ -85,7 +92,8 @@ def hide_objects(rng: np.random.Generator, pieces: Sequence[PlacedFurniture], ob
         while len(hidden) < wanted and len(taken) < HIDDEN_PER_PLACE:
             want_shown = len(hidden) % 2 == 1
             pool = [c for c in CATALOGUE if c.placement == "receptacle" and c.name not in hidden
-                    and (c.name in shown) == want_shown and (fur is None or fur.has(c.name))]
+                    and c.name not in NOT_ON_TOPS and (c.name in shown) == want_shown
+                    and (fur is None or fur.has(c.name))]
             pool = [c for c in pool if piece.room.room_type in c.room_types] or pool
             small = next((s for j in rng.permutation(len(pool))
                           if (s := _fit_small(rng, pool[int(j)], area, z0, z1 - z0, taken + inside, fur, support))

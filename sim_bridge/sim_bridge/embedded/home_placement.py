@@ -17,7 +17,7 @@ from typing import NamedTuple, Optional, Sequence
 import numpy as np
 
 from goat_core.errors import SceneGenerationError
-from sim_bridge.embedded.catalogue import CATALOGUE, Axis, CategorySpec
+from sim_bridge.embedded.catalogue import CATALOGUE, NOT_ON_TOPS, Axis, CategorySpec
 from sim_bridge.embedded.furnishing import Furnisher, ModelChoice, ModelRef, Surface
 from sim_bridge.embedded.home_config import FLOOR_CLUTTER, LARGE_FURNITURE_M2_PER_PIECE, HomeConfig
 from sim_bridge.embedded.home_types import ObjectSpec, Part, Rect, Room, SizeLabel, add3
@@ -26,6 +26,9 @@ Vec2 = tuple[float, float]
 Vec3 = tuple[float, float, float]
 
 WALL_CONTACT_GAP_M = 0.01  # furniture "against" a wall stands this far off it, so their faces never coincide
+TOP_TRIES = 10  # poses tried per small object wanted on a receptacle's top
+# On a model's top in a large home: most poses miss its support surface (a model's top is seldom its whole box).
+MODEL_TOP_TRIES = 80
 SURFACE_MARGIN_M = 0.03  # small objects keep this far from the edge of a top and from each other
 PLACEMENT_ATTEMPTS = 60  # poses tried per piece of furniture
 ROOM_ATTEMPTS = 8  # times a room is refurnished from scratch before giving up
@@ -78,12 +81,19 @@ def model_keys(placed: Sequence[Placed]) -> list[str]:
 
 
 def _fresh(pool: list[CategorySpec], fur: Optional[Furnisher], used: Counter[str]) -> list[CategorySpec]:
-    """A furnished home's categories with a model it does not use yet, when there are any: identical models
-    in one home can only be told apart by their room or neighbours, which descriptions and image goals then
-    hinge on; the whole pool otherwise (and always for primitive homes)."""
+    """A furnished home's categories with a model it does not use yet (or built of primitives, which differ in
+    colour), when there are any: identical models in one home can only be told apart by their room or
+    neighbours, which descriptions and image goals then hinge on; the whole pool otherwise (and always for
+    primitive homes)."""
     if fur is None:
         return pool
-    return [c for c in pool if fur.has_unused(c.name, used)] or pool
+    return [c for c in pool if not fur.has(c.name) or fur.has_unused(c.name, used)] or pool
+
+
+def buildable(spec: CategorySpec, fur: Optional[Furnisher], primitive_small_objects: bool) -> bool:
+    """Whether a home can hold ``spec``: any category in a primitive home; in a furnished one, a category a model
+    stands for, or a small one built of primitives (``HomeConfig.primitive_small_objects``)."""
+    return fur is None or fur.has(spec.name) or (primitive_small_objects and spec.placement == "receptacle")
 
 
 def furnish_room(rng: np.random.Generator, room: Room, keepouts: list[Rect],
@@ -145,7 +155,7 @@ def draw(rng: np.random.Generator, spec: CategorySpec, fur: Optional[Furnisher],
     """Size, position in the size range and model of a new object: a model of a furnished home keeps its own
     size (one the home uses least, see ``Furnisher.choose``); a primitive object's size is drawn uniformly from
     its category's range."""
-    if fur is not None:
+    if fur is not None and fur.has(spec.name):
         choice = fur.choose(rng, spec, used if used is not None else Counter())
         return choice.size_m, choice.scale, choice
     scale = float(rng.uniform())
@@ -250,7 +260,7 @@ def floor_clutter(rng: np.random.Generator, room: Room, keepouts: list[Rect], fu
     furniture it may lean on, and either stands against a wall (then touching no furniture) or keeps that gap from
     the walls too: passages narrow but the free floor stays in one piece."""
     names = set(FLOOR_CLUTTER)
-    allowed = [c for c in CATALOGUE if c.name in names and (fur is None or fur.has(c.name))]
+    allowed = [c for c in CATALOGUE if c.name in names and buildable(c, fur, config.primitive_small_objects)]
     in_room = [c for c in allowed if room.room_type in c.room_types]
     allowed = in_room or [c for c in allowed if c.name in ("storage box", "basket")]
     wanted = int(room.area_m2 / config.floor_clutter_m2_per_object)
@@ -289,15 +299,19 @@ def dress_receptacle(rng: np.random.Generator, receptacle: Placed, room: Room,
     lo, hi = config.small_objects_per_receptacle
     wanted = int(rng.integers(lo, hi + 1))
     allowed = [c for c in CATALOGUE if c.placement == "receptacle" and room.room_type in c.room_types
-               and (not c.supports or receptacle.spec.name in c.supports) and (fur is None or fur.has(c.name))]
+               and c.name not in NOT_ON_TOPS and (not c.supports or receptacle.spec.name in c.supports)
+               and buildable(c, fur, config.primitive_small_objects)]
     top = receptacle.footprint
     m = SURFACE_MARGIN_M
     placed: list[Placed] = []
-    for _ in range(wanted * 10):
+    tries = MODEL_TOP_TRIES if receptacle.choice is not None and config.layout == "large" else TOP_TRIES
+    so_far, fresh, fresh_for = used, allowed, -1
+    for _ in range(wanted * tries):
         if len(placed) == wanted or not allowed:
             break
-        so_far = used + Counter(model_keys(placed))
-        fresh = _fresh(allowed, fur, so_far)
+        if fresh_for != len(placed):  # what the home uses changes only when an object is put
+            so_far = used + Counter(model_keys(placed))
+            fresh, fresh_for = _fresh(allowed, fur, so_far), len(placed)
         spec = fresh[int(rng.integers(len(fresh)))]
         size, scale, choice = draw(rng, spec, fur, so_far)
         quarter = int(rng.integers(4))
@@ -374,6 +388,6 @@ def quarter_turn(x: float, y: float, quarter: int) -> Vec2:
     return x, y
 
 
-__all__ = ["Placed", "PlacedFurniture", "SURFACE_MARGIN_M", "WALL_CONTACT_GAP_M", "draw", "draw_footprint",
+__all__ = ["Placed", "PlacedFurniture", "SURFACE_MARGIN_M", "WALL_CONTACT_GAP_M", "buildable", "draw", "draw_footprint",
            "dress_receptacle", "floor_clutter", "furnish_room", "model_keys", "number_object", "quarter_turn",
            "rests_on", "room_config", "uniform_or_none"]

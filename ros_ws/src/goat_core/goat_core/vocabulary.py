@@ -42,5 +42,5 @@ OBJECT_LABELS: tuple[str, ...] = (
     "laundry basket", "mug", "cup", "bowl", "plate", "bottle", "toaster", "microwave", "kettle", "jar", "book",
     "vase", "plant", "table lamp", "clock", "teddy bear", "television", "monitor", "laptop", "keyboard", "globe",
     "headphones", "speaker", "picture frame", "candle", "remote control", "storage box", "basket", "towel",
-    "soap dispenser",
+    "soap dispenser", "pillow", "shoes", "bag",
 )
