@@ -415,6 +415,40 @@ def test_a_subtask_that_runs_past_its_action_limit_stops_where_it_stands(limit: 
     assert agent.act(world.step(DiscreteAction.TURN_LEFT)) is not DiscreteAction.STOP
 
 
+def test_the_action_limit_holds_after_an_inspection_looked_at_a_candidate() -> None:
+    """An inspection's look at one side of an image goal's candidate ends with a STOP of the approach that the
+    inspection turns into a further step. That STOP must leave no record behind: a stale one kept the action limit
+    from firing (large homes: image and description subtasks of 1,582-4,893 actions under a limit of 500)."""
+    sofa = Box((2.0, 1.0, 0), (2.6, 1.9, 0.8), 9, "sofa")  # in the start room: inspected before exploring
+
+    def image_goal_run(limit: int) -> Run:
+        agent = Agent(AgentConfig(max_subtask_actions=limit),
+                      GroundTruthPerception(["chair", "table", "sofa"], min_pixels=5),
+                      NamedImageMatcher(confident=False, category="sofa"))
+        picture = np.full((64, 48, 3), (200, 30, 30), np.uint8)
+        world = BoxWorld(two_rooms([sofa]))
+        obs = world.reset(ORIGIN)
+        agent.start_subtask(Goal(GoalModality.IMAGE, image=picture, category="sofa"))
+        actions, modes = [], []
+        for _ in range(BUDGET):
+            action = agent.act(obs)
+            actions.append(action)
+            modes.append(agent.debug_state().mode)
+            if action is DiscreteAction.STOP:
+                break
+            assert agent.last_stop is None, f"step {len(actions)}: {action.name} with a STOP record left"
+            obs = world.step(action)
+        return Run(actions, modes, world, agent)
+
+    free = image_goal_run(10_000)
+    after_inspection = free.modes.index("explore", free.modes.index("inspect"))
+    limit = after_inspection + 10
+    assert limit < len(free.actions) - 1  # without a limit the walk goes on well past it
+    capped = image_goal_run(limit)
+    assert len(capped.actions) == limit and capped.actions[-1] is DiscreteAction.STOP
+    assert capped.agent.last_stop is not None and "action limit" in capped.agent.last_stop.reason
+
+
 def test_the_action_limit_must_be_a_positive_integer() -> None:
     with pytest.raises(ValueError, match="max_subtask_actions must be a positive integer, got 0"):
         AgentConfig(max_subtask_actions=0)

@@ -72,7 +72,7 @@ class Agent:
 
     @property
     def last_stop(self) -> Optional[StopDecision]:
-        """Why the agent called STOP in the current subtask; None until it has."""
+        """Why the agent called STOP in the current subtask; None unless its last action was that STOP."""
         return self._ctx.stop
 
     def reset_episode(self) -> None:
@@ -123,10 +123,14 @@ class Agent:
         obs.validate()
         self._integrate(obs)
         self._subtask_actions += 1
-        if self._subtask_actions >= self.config.max_subtask_actions and self._ctx.stop is None:
+        if self._subtask_actions >= self.config.max_subtask_actions:
             action = self._stop_at_action_limit()
         else:
             action = self._decide(obs)
+        if action is not DiscreteAction.STOP:
+            # A part's STOP that another part turned into a further step (an inspection's look at one side of a
+            # candidate is a STOP of the approach) leaves no record: last_stop names only a STOP the agent called.
+            self._ctx.stop = None
         self._ctx.motion.last_action = action
         return action
 
