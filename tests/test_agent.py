@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Mapping, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 import numpy as np
 import pytest
@@ -167,8 +167,10 @@ class Run:
 
 
 def run(world: BoxWorld, agent: Agent, goal: str | Goal, start: Pose2D = ORIGIN,
-        obs: Optional[Observation] = None, max_steps: int = BUDGET) -> Run:
-    """Act until STOP or ``max_steps``; a string goal is an object category."""
+        obs: Optional[Observation] = None, max_steps: int = BUDGET,
+        each_step: Optional[Callable[[list[DiscreteAction]], None]] = None) -> Run:
+    """Act until STOP or ``max_steps``; a string goal is an object category; ``each_step`` sees the actions so
+    far after every action but a STOP."""
     obs = world.reset(start) if obs is None else obs
     agent.start_subtask(Goal(GoalModality.CATEGORY, category=goal) if isinstance(goal, str) else goal)
     actions, modes = [], []
@@ -178,6 +180,8 @@ def run(world: BoxWorld, agent: Agent, goal: str | Goal, start: Pose2D = ORIGIN,
         modes.append(agent.debug_state().mode)
         if action is DiscreteAction.STOP:
             break
+        if each_step is not None:
+            each_step(actions)
         obs = world.step(action)
     return Run(actions, modes, world, agent)
 
@@ -426,19 +430,12 @@ def test_the_action_limit_holds_after_an_inspection_looked_at_a_candidate() -> N
                       GroundTruthPerception(["chair", "table", "sofa"], min_pixels=5),
                       NamedImageMatcher(confident=False, category="sofa"))
         picture = np.full((64, 48, 3), (200, 30, 30), np.uint8)
-        world = BoxWorld(two_rooms([sofa]))
-        obs = world.reset(ORIGIN)
-        agent.start_subtask(Goal(GoalModality.IMAGE, image=picture, category="sofa"))
-        actions, modes = [], []
-        for _ in range(BUDGET):
-            action = agent.act(obs)
-            actions.append(action)
-            modes.append(agent.debug_state().mode)
-            if action is DiscreteAction.STOP:
-                break
-            assert agent.last_stop is None, f"step {len(actions)}: {action.name} with a STOP record left"
-            obs = world.step(action)
-        return Run(actions, modes, world, agent)
+
+        def no_stop_record(actions: list[DiscreteAction]) -> None:
+            assert agent.last_stop is None, f"step {len(actions)}: {actions[-1].name} with a STOP record left"
+
+        return run(BoxWorld(two_rooms([sofa])), agent, Goal(GoalModality.IMAGE, image=picture, category="sofa"),
+                   each_step=no_stop_record)
 
     free = image_goal_run(10_000)
     after_inspection = free.modes.index("explore", free.modes.index("inspect"))
