@@ -68,6 +68,8 @@ class Run:
     estimated_s: list[float] = field(default_factory=list)  # what the estimates said that would be
     rank_correlation: float = float("nan")  # the episodes' estimates vs their CPU time
     episodes: list[tuple[float, float, int]] = field(default_factory=list)  # (estimate, CPU s, worker), plan order
+    started_at: float = 0.0  # time.monotonic() as the command started (the processes of a machine share it)
+    timeline: dict[str, list[float]] = field(default_factory=dict)  # the command's timeline line, parsed
 
     @property
     def busy_path_cpu_s(self) -> float:
@@ -87,7 +89,7 @@ def _bench(args: argparse.Namespace, out: Path, extra: list[str], env: Optional[
         cmd += ["--max-actions", str(args.max_actions)]
     load = os.getloadavg()[0]
     log = out.with_suffix(".log")
-    started = time.monotonic()
+    started = time.monotonic()  # the command's timeline stamps are time.monotonic() of its processes
     with open(log, "w") as stream:
         child = subprocess.Popen(cmd, stdout=stream, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
         _, status, usage = os.wait4(child.pid, 0)  # this child's own peak memory (ru_maxrss, kB)
@@ -97,7 +99,7 @@ def _bench(args: argparse.Namespace, out: Path, extra: list[str], env: Optional[
     if child.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({child.returncode}):\n{output[-3000:]}")
     run = Run(how="serial" if not extra else " ".join(extra), wall_s=wall_s, load_1min=load,
-              cpu_s=usage.ru_utime + usage.ru_stime)
+              cpu_s=usage.ru_utime + usage.ru_stime, started_at=started, timeline=_parse_timeline(output))
     workers = re.search(r"on (\d+) node\(s\) .*peak memory per worker \[([0-9., ]*)\] MB", output)
     if workers:
         run.nodes = int(workers.group(1))
@@ -136,6 +138,70 @@ def _parse_balance(run: Run, output: str) -> None:
             run.episodes.append((float(cost), float(cpu), int(worker)))
 
 
+WORKERS_CPU = "workers' CPU"
+# The fields of the command's timeline line (goat_suites.common.parallel.describe_clock): label -> values.
+_TIMELINE_FIELDS = ("pool opened at monotonic", "the driver at", "workers started", "generation started",
+                    "generation ended", "run started", "workers built", "first episodes", "last episodes ended",
+                    "run ended", "workers closed", "workers' CPU", "build", "generation", "episodes", "the rest",
+                    "to the first episode", "during the episodes", "results files", "progress", "closing the workers")
+
+
+def _parse_timeline(output: str) -> dict[str, list[float]]:
+    line = next((x for x in output.splitlines() if x.startswith("timeline: ")), "")
+    found: dict[str, list[float]] = {}
+    for label in _TIMELINE_FIELDS:
+        match = re.search(rf"(?:^|[:;,(] ?){re.escape(label)} (\[[-0-9., ]*\]|[-0-9.]+)", line[len("timeline:"):])
+        if match:
+            found[label] = [float(x) for x in match.group(1).strip("[]").split(",") if x.strip()]
+    return found
+
+
+def _print_timeline(run: Run) -> None:
+    """Where the time outside the workers' episodes went: event times (s since the command started) and CPU time
+    (which other jobs on the machine do not stretch)."""
+    t = run.timeline
+    if "pool opened at monotonic" not in t or WORKERS_CPU not in t:
+        return
+    opened = t["pool opened at monotonic"][0] - run.started_at  # the command's start -> its pool
+
+    def at(label: str) -> str:
+        return " / ".join(f"{opened + v:.2f}" for v in t.get(label, [])) or "-"
+
+    def cpus(label: str) -> str:
+        return " / ".join(f"{v:.2f}" for v in t.get(label, [])) or "-"
+
+    workers_cpu = t[WORKERS_CPU]
+    driver_before = t["the driver at"][0]
+    driver_pool = sum(t.get(k, [0.0])[0] for k in ("to the first episode", "during the episodes",
+                                                    "closing the workers"))
+    driver_after = run.cpu_s - sum(workers_cpu) - driver_before - driver_pool  # summary, report, exit
+    driver_all = driver_before + driver_pool + driver_after
+    print(f"          before the episodes (s since the command started): pool opened {opened:.2f} (driver CPU "
+          f"{driver_before:.2f} s: Python, imports, settings, what the workers share), workers built "
+          f"{at('workers built')}, generation {at('generation started')} to {at('generation ended')}, run started "
+          f"{at('run started')}, first episodes {at('first episodes')}", flush=True)
+    print(f"          workers' CPU {cpus(WORKERS_CPU)} s, outside their episodes: build {cpus('build')}, "
+          f"generation {cpus('generation')}, the rest (fork, results to the driver, closing) {cpus('the rest')} s",
+          flush=True)
+    print(f"          driver CPU {driver_all:.2f} s: before the pool {driver_before:.2f}, to the first episode "
+          f"{cpus('to the first episode')}, during the episodes {cpus('during the episodes')} (results files "
+          f"{cpus('results files')}, progress {cpus('progress')}), closing the workers {cpus('closing the workers')}, "
+          f"after the pool (summary, exit) {driver_after:.2f}", flush=True)
+    print(f"          after the last episodes (ended {at('last episodes ended')}): run ended {at('run ended')}, "
+          f"workers closed {at('workers closed')}, command exited {run.wall_s:.2f}", flush=True)
+    lasts = t.get("last episodes ended", [])
+    busiest = max(range(len(workers_cpu)), key=lambda i: workers_cpu[i])
+    if busiest < len(lasts) and all(k in t for k in ("build", "generation", "episodes")):
+        started = opened + t.get("workers started", [0.0])[0]
+        worked = t["build"][busiest] + t["generation"][busiest] + t["episodes"][busiest]
+        tail = run.wall_s - (opened + lasts[busiest])
+        gap = run.wall_s - started - worked - tail
+        print(f"          wall {run.wall_s:.2f} s against the busiest worker's CPU {workers_cpu[busiest]:.2f} s: "
+              f"{started:.2f} s before it started, {worked:.2f} s of its build, generation and episodes, {gap:.2f} s "
+              f"between them (waiting for the driver and the other worker, sending results; on a loaded machine "
+              f"the other jobs), {tail:.2f} s from its last episode's end to the command's exit", flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--episodes", type=int, default=8)
@@ -171,6 +237,7 @@ def main() -> int:
                           f"{', '.join(f'{c:.1f}' for c in run.worker_cpu_s)} s", flush=True)
                 if run.episode_cpu_s:
                     _print_balance(run)
+                _print_timeline(run)
     finally:
         if cluster is not None:
             cluster.stop()

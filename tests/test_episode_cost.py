@@ -110,3 +110,19 @@ def test_longest_first_makespan_follows_the_estimates() -> None:
         longest_first_makespan(costs, 0)
     with pytest.raises(ValueError, match="6 costs but 2 estimates"):
         longest_first_makespan(costs, 2, order=[1.0, 2.0])
+
+
+def test_the_goat_workers_factory_loads_the_lexicon_its_workers_would_each_read() -> None:
+    """Before the fork (goat_suites.common.work_units.prepare_workers): the WordNet lexicon, which every worker's
+    matcher reads in its first episode (about 0.45 CPU-s) and the driver for the results' meta."""
+    from goat_core.agent import AgentConfig
+    from goat_core.matching.lexicon import default_lexicon, load_wordnet
+    from goat_suites.common.episode_worker import GoatWorkerFactory
+    from goat_suites.common.runner import RunConfig
+
+    load_wordnet.cache_clear()
+    GoatWorkerFactory(RunConfig(), AgentConfig()).prepare()
+    loaded = load_wordnet.cache_info().currsize
+    if default_lexicon() is None:
+        pytest.skip("WordNet is not installed here (Debian package wordnet-base): nothing to load")
+    assert loaded == 1

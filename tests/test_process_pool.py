@@ -168,3 +168,90 @@ def test_a_process_that_has_rendered_gets_workers_that_render_from_a_fork_server
         pool.run(_units(2), sink, quiet=True)
     assert [sink.results[i].payload for i in range(2)] == [expected, expected]
     assert _no_worker_left()
+
+
+_PREPARED: list[tuple[int, int]] = []  # (process, worker processes alive then) of each PreparedWorkers.prepare
+
+
+@dataclass(frozen=True)
+class PreparedWorkers:
+    """Workers whose factory loads something every worker shares (``prepare``); each unit says what it sees."""
+
+    def prepare(self) -> None:
+        _PREPARED.append((os.getpid(), len(multiprocessing.active_children())))
+
+    def __call__(self) -> PreparedWorker:
+        return PreparedWorker()
+
+
+class PreparedWorker:
+    def run_unit(self, unit: WorkUnit, recorder: Any, emit: Callable[[str], None]) -> tuple[tuple[int, int], ...]:
+        return tuple(_PREPARED)
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_pool_prepares_what_its_workers_share_once_before_it_forks_them() -> None:
+    """GOAT's workers each read the WordNet lexicon in their first episode, and the driver once more for the
+    results' meta: the pool has the factory load it in the driver before the fork, and the forked workers use
+    that copy."""
+    from goat_suites.common.process_pool import ProcessScheduler
+
+    _PREPARED.clear()
+    sink = Sink()
+    with WorkerPool(TWO, PreparedWorkers(), max_units=2) as pool:
+        assert _PREPARED == [(os.getpid(), 0)]  # in this process, before any worker was started
+        pool.run(_units(2), sink, quiet=True)
+    assert isinstance(pool._scheduler, ProcessScheduler)
+    if pool._scheduler.method == "fork":  # a fork server's workers do not share this process's memory
+        assert [sink.results[i].payload for i in range(2)] == [((os.getpid(), 0),)] * 2
+    _PREPARED.clear()
+
+
+def _burn(seconds: float) -> float:
+    """Spend ``seconds`` of CPU time."""
+    from goat_suites.common.work_units import process_cpu_s
+
+    started = process_cpu_s()
+    while process_cpu_s() - started < seconds:
+        pass
+    return seconds
+
+
+@dataclass(frozen=True)
+class BurningWorkers:
+    def __call__(self) -> BurningWorker:
+        return BurningWorker()
+
+
+class BurningWorker:
+    def run_unit(self, unit: WorkUnit, recorder: Any, emit: Callable[[str], None]) -> float:
+        return _burn(unit.cost)
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_run_on_workers_says_where_its_time_went_outside_the_episodes(capsys: pytest.CaptureFixture[str]) -> None:
+    """The timeline line: the CPU time of each worker's generation calls and units apart, every worker's CPU time
+    in all as it closed, and the events in their order."""
+    from goat_suites.common.parallel import describe_clock
+
+    with WorkerPool(TWO, BurningWorkers(), max_units=4) as pool:
+        pool.map(_burn, [0.1, 0.1])
+        pool.run(_units(4, cost=0.15), Sink(), quiet=True)
+    line = next(x for x in capsys.readouterr().err.splitlines() if x.startswith("timeline: "))
+    assert pool.stats is not None and pool._scheduler is not None
+    closed = pool._scheduler.closed
+    assert len(closed) == 2 and all(w.cpu_s >= w.build_cpu_s + w.calls_cpu_s for w in closed.values())
+    assert sum(w.calls_cpu_s for w in closed.values()) >= 0.2  # the two generation calls
+    episodes = pool.stats.episode_cpu_s()
+    assert sum(episodes.values()) >= 0.6 and all(closed[n].cpu_s >= episodes[n] for n in episodes)
+    assert line == describe_clock(pool.clock, pool.stats, closed)
+    marks = pool.clock.marks
+    order = ["opened", "started", "map_started", "map_ended", "run_started", "run_ended", "closed"]
+    assert [marks[m][0] for m in order] == sorted(marks[m][0] for m in order)
+    firsts = [min(u.started_at for u in pool.stats.units if u.worker == n) for n in episodes]
+    assert all(marks["run_started"][0] <= t <= marks["run_ended"][0] for t in firsts)
+    assert "generation [" in line and "the rest [" in line and "during the episodes" in line

@@ -19,6 +19,7 @@ from tqdm import tqdm
 
 from goat_core.agent import AgentConfig
 from goat_core.errors import GoatError
+from goat_core.matching.lexicon import default_lexicon
 from goat_core.matching.matcher import MatcherConfig
 from goat_core.matching.selection import StackConfig
 from goat_core.types import DiscreteAction, Goal, GoalModality, Observation
@@ -143,6 +144,12 @@ class GoatWorkerFactory:
     verbose: bool = False
     live: Optional[str] = None  # --live HOST:PORT: the worker serves its run (in process only: parallel_config)
     agent: str = "goat"  # the method run (goat_suites.common.agents.AGENTS)
+
+    def prepare(self) -> None:
+        """Load the WordNet lexicon in this process (``goat_suites.common.work_units.prepare_workers``): every
+        worker's matcher reads it in its first episode (about 0.45 CPU-s) and the results' meta names it; loaded
+        once before the pool forks its workers, it is read once per run, as in a serial run."""
+        default_lexicon()
 
     def __call__(self) -> GoatWorker:
         runner = EpisodeRunner(self.run_config, self.agent_config, self.matcher_config, self.sim_config,

@@ -29,9 +29,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
+import socket
 import sys
 import time
-from typing import Callable, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 from goat_core.errors import ConfigError
 from goat_ros.record import RunRecorder
@@ -46,12 +47,14 @@ from goat_suites.common.work_units import (
     Progress,
     Result,
     ResultSink,
+    RunClock,
     RunStats,
     Scheduler,
     UnitResult,
     WorkerFactory,
     WorkerInfo,
     WorkUnit,
+    prepare_workers,
     rank_correlation,
     worker_info,
 )
@@ -116,17 +119,22 @@ class WorkerPool:
         self._worker: Optional[EpisodeWorker] = None  # the in-process one
         self._scheduler: Optional[Scheduler] = None
         self.startup_s = 0.0  # workers (and the Ray runtime) started (RunStats.startup_s)
+        self.clock = RunClock()
+        self.stats: Optional[RunStats] = None  # of the latest run
 
     def __enter__(self) -> WorkerPool:
+        self.clock.mark("opened")
         try:
             started = time.monotonic()
             if self.config.uses_ray:
                 ray, workers = self._stack.enter_context(ray_runtime(self.config))
                 self._scheduler = RayScheduler(ray, self.factory, self._at_most(workers), self.config.gpu)
             elif self.config.forks:
+                prepare_workers(self.factory)  # before the fork: the workers inherit what it loads
                 self._scheduler = ProcessScheduler(self.factory, self._at_most(self.config.workers or 1))
             if self._scheduler is not None:
                 self.startup_s = time.monotonic() - started
+                self.clock.mark("started")
                 self._stack.callback(self._scheduler.close)
             else:
                 self._worker = self.factory()
@@ -138,6 +146,9 @@ class WorkerPool:
 
     def __exit__(self, *exc: object) -> None:
         self._stack.close()
+        self.clock.mark("closed")
+        if self._scheduler is not None and self.stats is not None and self.stats.units and exc[0] is None:
+            print(describe_clock(self.clock, self.stats, self._scheduler.closed), file=sys.stderr)
 
     def _at_most(self, workers: int) -> int:
         return min(workers, self.max_units) if self.max_units else workers
@@ -153,7 +164,11 @@ class WorkerPool:
         a frozen dataclass); ``on_done`` sees each result as it comes. A worker that dies costs its item one retry;
         a second death, or an exception of ``fn``, stops the map."""
         if self._scheduler is not None:
-            return self._scheduler.map(fn, items, on_done)
+            self.clock.mark("map_started", first=True)
+            try:
+                return self._scheduler.map(fn, items, on_done)
+            finally:
+                self.clock.mark("map_ended")
         results = []
         for item in items:
             results.append(fn(item))
@@ -171,7 +186,9 @@ class WorkerPool:
         total = len(units) if total is None else total
         progress = Progress(total, total - len(units), quiet, sink)
         stats = RunStats(startup_s=self.startup_s)
+        self.stats = stats
         started = time.monotonic()
+        self.clock.mark("run_started")
         try:
             if self._scheduler is not None:
                 self._scheduler.run(units, sink, recorder, progress, stats)
@@ -182,6 +199,7 @@ class WorkerPool:
         finally:
             progress.close()
             stats.elapsed_s = time.monotonic() - started
+            self.clock.mark("run_ended")
         if self._scheduler is not None and units:
             print(describe(stats, self.config), file=sys.stderr)
         return stats
@@ -230,6 +248,52 @@ def _describe_balance(stats: RunStats) -> str:
     return text
 
 
+def describe_clock(clock: RunClock, stats: RunStats, closed: Mapping[str, WorkerInfo]) -> str:
+    """One line on where the time of a run with workers went outside their episodes: when things happened
+    (seconds since the pool opened; worker stamps only for workers of this host), each worker's CPU time by what
+    it did, and the driver's own CPU time before, during and after the episodes. CPU seconds are what a loaded
+    machine does not stretch. ``closed``: what the workers said as they closed (their CPU time in all)."""
+    opened_at, opened_cpu_s = clock.marks["opened"]
+    names = sorted(stats.workers)
+    info = {n: closed.get(n, stats.workers[n]) for n in names}  # the latest word of each worker
+    here = socket.gethostname()
+    episodes_cpu_s = stats.episode_cpu_s()
+
+    def since(t: float) -> str:
+        return f"{t - opened_at:.2f}"
+
+    def per_worker(values: Sequence[str]) -> str:
+        return f"[{', '.join(values)}]"
+
+    def cpu(name: str) -> float:
+        return clock.marks[name][1] if name in clock.marks else float("nan")
+
+    text = f"timeline: pool opened at monotonic {opened_at:.3f} s, the driver at {opened_cpu_s:.2f} CPU-s; since then"
+    events = [f"{label} {since(clock.marks[mark][0])} s" for mark, label in
+              (("started", "workers started"), ("map_started", "generation started"),
+               ("map_ended", "generation ended"), ("run_started", "run started"))
+              if mark in clock.marks]
+    if all(info[n].host == here for n in names):
+        firsts = [min(u.started_at for u in stats.units if u.worker == n) for n in names if n in episodes_cpu_s]
+        lasts = [max(u.ended_at for u in stats.units if u.worker == n) for n in names if n in episodes_cpu_s]
+        events += [f"workers built {per_worker([since(info[n].built_at) for n in names])} s",
+                   f"first episodes {per_worker([since(t) for t in firsts])} s",
+                   f"last episodes ended {per_worker([since(t) for t in lasts])} s"]
+    events += [f"{label} {since(clock.marks[mark][0])} s" for mark, label in
+               (("run_ended", "run ended"), ("closed", "workers closed")) if mark in clock.marks]
+    text += ": " + ", ".join(events)
+    rest = [info[n].cpu_s - info[n].build_cpu_s - info[n].calls_cpu_s - episodes_cpu_s.get(n, 0.0) for n in names]
+    text += (f"; workers' CPU {per_worker([f'{info[n].cpu_s:.2f}' for n in names])} s: build "
+             f"{per_worker([f'{info[n].build_cpu_s:.2f}' for n in names])}, generation "
+             f"{per_worker([f'{info[n].calls_cpu_s:.2f}' for n in names])}, episodes "
+             f"{per_worker([f'{episodes_cpu_s.get(n, 0.0):.2f}' for n in names])}, the rest "
+             f"{per_worker([f'{r:.2f}' for r in rest])} s")
+    text += (f"; driver CPU: to the first episode {cpu('run_started') - opened_cpu_s:.2f} s, during the episodes "
+             f"{cpu('run_ended') - cpu('run_started'):.2f} s (results files {stats.sink_cpu_s:.2f} s, progress "
+             f"{stats.progress_cpu_s:.2f} s), closing the workers {cpu('closed') - cpu('run_ended'):.2f} s")
+    return text
+
+
 def _run_in_process(units: Sequence[WorkUnit], worker: EpisodeWorker, sink: ResultSink,
                     recorder: Optional[RunRecorder], progress: Progress, stats: RunStats) -> None:
     for unit in units:
@@ -245,4 +309,4 @@ def _run_in_process(units: Sequence[WorkUnit], worker: EpisodeWorker, sink: Resu
 
 __all__ = ["INSTALL_HINT", "MAX_ATTEMPTS", "WORKER_LOST", "EpisodeWorker", "ParallelConfig", "ResultSink",
            "RunStats", "UnitResult", "WorkUnit", "WorkerFactory", "WorkerInfo", "WorkerPool", "add_parallel_args",
-           "describe", "import_ray", "parallel_config", "ray_runtime", "run_units"]
+           "describe", "describe_clock", "import_ray", "parallel_config", "ray_runtime", "run_units"]

@@ -14,6 +14,7 @@ replaced (``goat_suites.common.work_units.Scheduler``).
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import pickle
@@ -62,13 +63,15 @@ def _picklable(exc: BaseException) -> Optional[BaseException]:
 
 def _serve(conn: Connection, factory: WorkerFactory) -> None:
     """A worker process: builds the suite worker, then answers ``(method, args)`` calls of UnitRunner until
-    ``None`` or the driver's end closes."""
+    ``None`` (then it closes the suite worker and answers ``("closed", WorkerInfo)``: its CPU time in all) or the
+    driver's end closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's: it ends the workers
     runner = UnitRunner(factory)
     try:
         runner.warm_up()
     except Exception:  # noqa: S110 - the first call builds again and reports the error as its own
         pass
+    asked_to_close = False
     try:
         while True:
             try:
@@ -76,6 +79,7 @@ def _serve(conn: Connection, factory: WorkerFactory) -> None:
             except EOFError:
                 break
             if request is None:
+                asked_to_close = True
                 break
             method, args = request
             try:
@@ -88,6 +92,9 @@ def _serve(conn: Connection, factory: WorkerFactory) -> None:
                 conn.send(("error", _picklable(exc), traceback.format_exc()))
     finally:
         runner.close()
+        if asked_to_close:
+            with contextlib.suppress(OSError):
+                conn.send(("closed", runner.info()))
         conn.close()
 
 
@@ -165,6 +172,11 @@ class ProcessScheduler(Scheduler):
             except OSError:  # already gone
                 pass
         for worker in self.idle:
+            with contextlib.suppress(EOFError, OSError):
+                if worker.conn.poll(CLOSE_TIMEOUT_S):
+                    answer = worker.conn.recv()
+                    if answer[0] == "closed":
+                        self.closed[answer[1].name] = answer[1]
             worker.process.join(timeout=CLOSE_TIMEOUT_S)
             self._discard(worker)
         self.idle = []

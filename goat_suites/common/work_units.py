@@ -55,6 +55,15 @@ class EpisodeWorker(Protocol):
 
 
 WorkerFactory = Callable[[], EpisodeWorker]  # picklable (a frozen dataclass with __call__): built once per worker
+
+
+def prepare_workers(factory: WorkerFactory) -> None:
+    """Before a pool forks its workers: ``factory.prepare()``, where the factory has one, loads in this process
+    what each of its workers would otherwise load for itself and keep (GOAT: the WordNet lexicon), so that the
+    forked workers share the one copy (a fork server's workers do not: they load it themselves)."""
+    prepare = getattr(factory, "prepare", None)
+    if callable(prepare):
+        prepare()
 Item = TypeVar("Item")
 Result = TypeVar("Result")
 
@@ -69,6 +78,12 @@ class WorkerInfo:
     node: str = ""  # the Ray node id ("" outside Ray); several nodes may share a host
     build_s: float = 0.0  # how long building its suite worker (simulator, agent, models) took
     cpu_s: float = 0.0  # CPU time (user + system) of the worker process so far: what a loaded machine does not change
+    # Where a worker's time went outside its units (RunClock): stamps are time.monotonic(), which the processes of
+    # one machine share (Ray workers of other nodes have clocks of their own).
+    started_at: float = 0.0  # the worker began serving (after its fork or its actor's start)
+    built_at: float = 0.0  # its suite worker was built
+    build_cpu_s: float = 0.0  # CPU time of that build
+    calls_cpu_s: float = 0.0  # CPU time of its WorkerPool.map calls so far (generating the episodes)
 
     @property
     def name(self) -> str:
@@ -81,11 +96,11 @@ def process_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def worker_info(node: str = "", build_s: float = 0.0) -> WorkerInfo:
-    """This process as a worker."""
+def worker_info(node: str = "", build_s: float = 0.0, **clock: float) -> WorkerInfo:
+    """This process as a worker; ``clock``: the WorkerInfo fields of its time line (started_at ...)."""
     usage = resource.getrusage(resource.RUSAGE_SELF)  # ru_maxrss: kilobytes on Linux
     return WorkerInfo(socket.gethostname(), os.getpid(), round(usage.ru_maxrss / 1024.0, 1), node, build_s,
-                      round(usage.ru_utime + usage.ru_stime, 2))
+                      round(usage.ru_utime + usage.ru_stime, 2), **clock)
 
 
 @dataclass(frozen=True)
@@ -99,6 +114,8 @@ class UnitResult:
     worker: Optional[WorkerInfo] = None
     attempts: int = 1
     cpu_s: float = 0.0  # CPU time its worker spent on it (0 when lost)
+    started_at: float = 0.0  # time.monotonic() in its worker when it started (0 when lost)
+    ended_at: float = 0.0  # and when it ended
 
 
 class ResultSink(Protocol):
@@ -121,6 +138,8 @@ class UnitTiming:
     cost: float  # WorkUnit.cost: the estimate the workers were handed units by
     cpu_s: float  # CPU time its worker spent on it
     worker: str  # WorkerInfo.name
+    started_at: float = 0.0  # time.monotonic() in its worker when the unit started
+    ended_at: float = 0.0  # and when it ended
 
 
 @dataclass
@@ -138,6 +157,8 @@ class RunStats:
     idle_at_end_s: float = 0.0  # worker-seconds spent waiting for the last episodes of other workers
     units_per_worker: dict[str, int] = field(default_factory=dict)
     units: list[UnitTiming] = field(default_factory=list)  # every finished unit, in the order they finished
+    sink_cpu_s: float = 0.0  # the driver's CPU time in ResultSink.add (results files rewritten after each unit)
+    progress_cpu_s: float = 0.0  # the driver's CPU time on the progress bar and --verbose lines
 
     def episode_cpu_s(self) -> dict[str, float]:
         """Per worker: the CPU time of the units it ran (its build and episode generation left out)."""
@@ -155,6 +176,19 @@ class RunStats:
         for u in self.units:
             out[u.worker] = out.get(u.worker, 0.0) + u.cost * scale
         return out
+
+
+@dataclass
+class RunClock:
+    """When the driver of a run did what: ``time.monotonic()`` (shared by the processes of one machine) and the
+    driver's own CPU time at each mark (``goat_suites.common.parallel.describe_clock`` says where the time went)."""
+
+    marks: dict[str, tuple[float, float]] = field(default_factory=dict)  # name -> (monotonic s, driver CPU s)
+
+    def mark(self, name: str, first: bool = False) -> None:
+        """Stamp ``name`` now; ``first``: only where it has no stamp yet."""
+        if not (first and name in self.marks):
+            self.marks[name] = (time.monotonic(), process_cpu_s())
 
 
 def longest_first_makespan(costs: Sequence[float], workers: int, order: Optional[Sequence[float]] = None) -> float:
@@ -237,6 +271,8 @@ class UnitDone:
     fragment: Optional[BagFragment]
     worker: WorkerInfo
     cpu_s: float = 0.0  # CPU time of this process on the unit
+    started_at: float = 0.0  # time.monotonic() when the unit started
+    ended_at: float = 0.0  # and when it ended
 
 
 class UnitRunner:
@@ -250,6 +286,7 @@ class UnitRunner:
         self._factory = factory
         self._worker: Optional[EpisodeWorker] = None
         self._build_s = 0.0
+        self._clock = {"started_at": time.monotonic(), "built_at": 0.0, "build_cpu_s": 0.0, "calls_cpu_s": 0.0}
 
     def node(self) -> str:
         """The node this worker runs on ("" outside Ray)."""
@@ -257,17 +294,23 @@ class UnitRunner:
 
     def warm_up(self) -> WorkerInfo:
         if self._worker is None:
-            started = time.monotonic()
+            started, cpu_started_s = time.monotonic(), process_cpu_s()
             self._worker = self._factory()
-            self._build_s = time.monotonic() - started
-        return worker_info(self.node(), self._build_s)
+            self._clock["built_at"] = time.monotonic()
+            self._build_s = self._clock["built_at"] - started
+            self._clock["build_cpu_s"] = round(process_cpu_s() - cpu_started_s, 3)
+        return self.info()
+
+    def info(self) -> WorkerInfo:
+        """This worker now: its memory, CPU time and time line."""
+        return worker_info(self.node(), self._build_s, **self._clock)
 
     def run(self, unit: WorkUnit, record: bool, step_period_ns: int) -> UnitDone:
         self.warm_up()
         assert self._worker is not None
         lines: list[str] = []
         fragment = None
-        cpu_started_s = process_cpu_s()
+        started_at, cpu_started_s = time.monotonic(), process_cpu_s()
         if record:
             with tempfile.TemporaryDirectory(prefix="goat-fragment-") as tmp:
                 recorder = RunRecorder(Path(tmp) / "episode", step_period_ns=step_period_ns)
@@ -276,12 +319,16 @@ class UnitRunner:
                 fragment = capture_fragment(recorder)
         else:
             payload = self._worker.run_unit(unit, None, lines.append)
-        return UnitDone(payload, tuple(lines), fragment, worker_info(self.node(), self._build_s),
-                        round(process_cpu_s() - cpu_started_s, 3))
+        cpu_s, ended_at = round(process_cpu_s() - cpu_started_s, 3), time.monotonic()
+        return UnitDone(payload, tuple(lines), fragment, self.info(), cpu_s, started_at, ended_at)
 
     def call(self, fn: Callable[[Any], Any], item: Any) -> Any:
         """``fn(item)`` in this worker's process (``WorkerPool.map``)."""
-        return fn(item)
+        cpu_started_s = process_cpu_s()
+        try:
+            return fn(item)
+        finally:
+            self._clock["calls_cpu_s"] = round(self._clock["calls_cpu_s"] + process_cpu_s() - cpu_started_s, 3)
 
     def close(self) -> None:
         if self._worker is not None:
@@ -315,6 +362,7 @@ class Scheduler(ABC):
 
     def __init__(self, workers: int) -> None:
         self.idle: list[Any] = [self._new_worker() for _ in range(workers)]
+        self.closed: dict[str, WorkerInfo] = {}  # by name: what each worker said as it closed (where it can)
 
     @abstractmethod
     def _new_worker(self) -> Any:
@@ -407,16 +455,22 @@ class Scheduler(ABC):
                 result = self._collect(call, worker, unit, attempt, batch)
                 if result is None:
                     continue  # queued again on a fresh worker
+                cpu_s = process_cpu_s()
                 for line in result.lines:
                     progress.write(line)
+                sink_started_s = process_cpu_s()
                 sink.add(result)
+                sink_ended_s = process_cpu_s()
                 stats.finished += 1
                 progress.update()
+                stats.sink_cpu_s += sink_ended_s - sink_started_s
+                stats.progress_cpu_s += process_cpu_s() - cpu_s - (sink_ended_s - sink_started_s)
                 if result.worker is not None:
                     name = result.worker.name
                     last_done[name] = time.monotonic()
                     stats.units_per_worker[name] = stats.units_per_worker.get(name, 0) + 1
-                    stats.units.append(UnitTiming(unit.index, unit.cost, result.cpu_s, name))
+                    stats.units.append(UnitTiming(unit.index, unit.cost, result.cpu_s, name, result.started_at,
+                                                  result.ended_at))
         finally:
             for worker, _, _ in running.values():  # an error stops the run: units under way are abandoned
                 self._discard(worker)
@@ -431,7 +485,7 @@ class Scheduler(ABC):
         batch.stats.workers[done.worker.name] = done.worker
         batch.merger.add(unit.index, done.fragment)
         return UnitResult(unit, payload=done.payload, lines=done.lines, worker=done.worker, attempts=attempt,
-                          cpu_s=done.cpu_s)
+                          cpu_s=done.cpu_s, started_at=done.started_at, ended_at=done.ended_at)
 
     def _worker_died(self, died: WorkerDied, unit: WorkUnit, attempt: int, batch: _Batch) -> Optional[UnitResult]:
         batch.stats.worker_deaths += 1
