@@ -140,17 +140,18 @@ def _parse_balance(run: Run, output: str) -> None:
 
 WORKERS_CPU = "workers' CPU"
 # The fields of the command's timeline line (goat_suites.common.parallel.describe_clock): label -> values.
-_TIMELINE_FIELDS = ("pool opened at monotonic", "the driver at", "workers started", "generation started",
-                    "generation ended", "run started", "workers built", "first episodes", "last episodes ended",
-                    "run ended", "workers closed", "workers' CPU", "build", "generation", "episodes", "the rest",
-                    "to the first episode", "during the episodes", "results files", "progress", "closing the workers")
+_TIMELINE_FIELDS = ("pool opened at monotonic", "the driver at", "shared loaded", "workers started",
+                    "generation started", "generation ended", "run started", "workers built", "first episodes",
+                    "last episodes ended", "run ended", "workers closed", WORKERS_CPU, "build", "generation",
+                    "episodes", "the rest", "to the first episode", "during the episodes", "results files",
+                    "progress", "closing the workers")
 
 
 def _parse_timeline(output: str) -> dict[str, list[float]]:
-    line = next((x for x in output.splitlines() if x.startswith("timeline: ")), "")
+    line = next((x for x in output.splitlines() if x.startswith("timeline: ")), "")[len("timeline: "):]
     found: dict[str, list[float]] = {}
     for label in _TIMELINE_FIELDS:
-        match = re.search(rf"(?:^|[:;,(] ?){re.escape(label)} (\[[-0-9., ]*\]|[-0-9.]+)", line[len("timeline:"):])
+        match = re.search(rf"(?:^|[:;,(] ?){re.escape(label)} (\[[-0-9., ]*\]|[-0-9.]+)", line)
         if match:
             found[label] = [float(x) for x in match.group(1).strip("[]").split(",") if x.strip()]
     return found
@@ -177,9 +178,9 @@ def _print_timeline(run: Run) -> None:
     driver_after = run.cpu_s - sum(workers_cpu) - driver_before - driver_pool  # summary, report, exit
     driver_all = driver_before + driver_pool + driver_after
     print(f"          before the episodes (s since the command started): pool opened {opened:.2f} (driver CPU "
-          f"{driver_before:.2f} s: Python, imports, settings, what the workers share), workers built "
-          f"{at('workers built')}, generation {at('generation started')} to {at('generation ended')}, run started "
-          f"{at('run started')}, first episodes {at('first episodes')}", flush=True)
+          f"{driver_before:.2f} s: Python, imports, settings), what the workers share loaded {at('shared loaded')}, "
+          f"workers built {at('workers built')}, generation {at('generation started')} to {at('generation ended')}, "
+          f"run started {at('run started')}, first episodes {at('first episodes')}", flush=True)
     print(f"          workers' CPU {cpus(WORKERS_CPU)} s, outside their episodes: build {cpus('build')}, "
           f"generation {cpus('generation')}, the rest (fork, results to the driver, closing) {cpus('the rest')} s",
           flush=True)

@@ -250,7 +250,7 @@ def test_a_run_on_workers_says_where_its_time_went_outside_the_episodes(capsys: 
     assert sum(episodes.values()) >= 0.6 and all(closed[n].cpu_s >= episodes[n] for n in episodes)
     assert line == describe_clock(pool.clock, pool.stats, closed)
     marks = pool.clock.marks
-    order = ["opened", "started", "map_started", "map_ended", "run_started", "run_ended", "closed"]
+    order = ["opened", "prepared", "started", "map_started", "map_ended", "run_started", "run_ended", "closed"]
     assert [marks[m][0] for m in order] == sorted(marks[m][0] for m in order)
     firsts = [min(u.started_at for u in pool.stats.units if u.worker == n) for n in episodes]
     assert all(marks["run_started"][0] <= t <= marks["run_ended"][0] for t in firsts)

@@ -131,6 +131,7 @@ class WorkerPool:
                 self._scheduler = RayScheduler(ray, self.factory, self._at_most(workers), self.config.gpu)
             elif self.config.forks:
                 prepare_workers(self.factory)  # before the fork: the workers inherit what it loads
+                self.clock.mark("prepared")
                 self._scheduler = ProcessScheduler(self.factory, self._at_most(self.config.workers or 1))
             if self._scheduler is not None:
                 self.startup_s = time.monotonic() - started
@@ -270,8 +271,8 @@ def describe_clock(clock: RunClock, stats: RunStats, closed: Mapping[str, Worker
 
     text = f"timeline: pool opened at monotonic {opened_at:.3f} s, the driver at {opened_cpu_s:.2f} CPU-s; since then"
     events = [f"{label} {since(clock.marks[mark][0])} s" for mark, label in
-              (("started", "workers started"), ("map_started", "generation started"),
-               ("map_ended", "generation ended"), ("run_started", "run started"))
+              (("prepared", "shared loaded"), ("started", "workers started"),
+               ("map_started", "generation started"), ("map_ended", "generation ended"), ("run_started", "run started"))
               if mark in clock.marks]
     if all(info[n].host == here for n in names):
         firsts = [min(u.started_at for u in stats.units if u.worker == n) for n in names if n in episodes_cpu_s]
