@@ -143,8 +143,8 @@ WORKERS_CPU = "workers' CPU"
 _TIMELINE_FIELDS = ("pool opened at monotonic", "the driver at", "shared loaded", "workers started",
                     "generation started", "generation ended", "run started", "workers built", "first episodes",
                     "last episodes ended", "run ended", "workers closed", WORKERS_CPU, "build", "generation",
-                    "episodes", "the rest", "to the first episode", "during the episodes", "results files",
-                    "progress", "closing the workers")
+                    "episodes", "the rest", "loading what the workers share", "to the run", "during the episodes",
+                    "results files", "progress", "closing the workers")
 
 
 def _parse_timeline(output: str) -> dict[str, list[float]]:
@@ -173,8 +173,8 @@ def _print_timeline(run: Run) -> None:
 
     workers_cpu = t[WORKERS_CPU]
     driver_before = t["the driver at"][0]
-    driver_pool = sum(t.get(k, [0.0])[0] for k in ("to the first episode", "during the episodes",
-                                                    "closing the workers"))
+    driver_pool = sum(t.get(k, [0.0])[0] for k in ("loading what the workers share", "to the run",
+                                                    "during the episodes", "closing the workers"))
     driver_after = run.cpu_s - sum(workers_cpu) - driver_before - driver_pool  # summary, report, exit
     driver_all = driver_before + driver_pool + driver_after
     print(f"          before the episodes (s since the command started): pool opened {opened:.2f} (driver CPU "
@@ -184,10 +184,11 @@ def _print_timeline(run: Run) -> None:
     print(f"          workers' CPU {cpus(WORKERS_CPU)} s, outside their episodes: build {cpus('build')}, "
           f"generation {cpus('generation')}, the rest (fork, results to the driver, closing) {cpus('the rest')} s",
           flush=True)
-    print(f"          driver CPU {driver_all:.2f} s: before the pool {driver_before:.2f}, to the first episode "
-          f"{cpus('to the first episode')}, during the episodes {cpus('during the episodes')} (results files "
-          f"{cpus('results files')}, progress {cpus('progress')}), closing the workers {cpus('closing the workers')}, "
-          f"after the pool (summary, exit) {driver_after:.2f}", flush=True)
+    print(f"          driver CPU {driver_all:.2f} s: before the pool {driver_before:.2f}, loading what the workers "
+          f"share {cpus('loading what the workers share')}, to the run {cpus('to the run')}, during the episodes "
+          f"{cpus('during the episodes')} (results files {cpus('results files')}, progress {cpus('progress')}), "
+          f"closing the workers {cpus('closing the workers')}, after the pool (summary, exit) {driver_after:.2f}",
+          flush=True)
     print(f"          after the last episodes (ended {at('last episodes ended')}): run ended {at('run ended')}, "
           f"workers closed {at('workers closed')}, command exited {run.wall_s:.2f}", flush=True)
     lasts = t.get("last episodes ended", [])

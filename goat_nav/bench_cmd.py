@@ -22,7 +22,7 @@ from goat_core.perception.factory import PerceptionConfig
 from goat_core.perception.model_folder import check_model_folder
 from goat_ros.record import check_bag_path
 from goat_suites.common.episode_files import load_goat_dataset, save_goat_dataset
-from goat_suites.common.episode_worker import GoatWorkerFactory
+from goat_suites.common.episode_worker import GoatWorkerFactory, longest_generated
 from goat_suites.common.episodes import GoatDataset, GoatEpisode
 from goat_suites.common.parallel import WorkerPool, parallel_config
 from goat_suites.common.protocol_meta import protocol_meta
@@ -45,7 +45,12 @@ def _generate(args: argparse.Namespace, quiet: bool, pool: Optional[WorkerPool] 
     home_config = home_config_from_args(args)
     if pool is not None and pool.distributed:
         make = ProceduralEpisodes(args.seed, home_config, episode_config_for(home_config))
-        dataset = GoatDataset(tuple(pool.map(make, list(enumerate(home_seeds(args.episodes, args.seed))), advance)))
+        # A worker with no episode left to generate runs the longest one generated so far meanwhile (not when the
+        # run is recorded or resumed: a recorded unit is run again, a resumed run may not have it).
+        unrecorded = getattr(args, "record", None) is None and not getattr(args, "resume", False)
+        early = longest_generated if unrecorded else None
+        dataset = GoatDataset(tuple(pool.map(make, list(enumerate(home_seeds(args.episodes, args.seed))), advance,
+                                             early)))
     else:
         dataset = generate_dataset(args.episodes, args.seed, home_config, episode_config_for(home_config),
                                    on_episode=advance)

@@ -132,3 +132,41 @@ def test_a_forked_run_says_what_each_episode_cost_against_its_estimate() -> None
     line = describe(stats, config)
     assert "rank correlation 1.00 over 4 episodes" in line
     assert "per episode (plan order) estimate/CPU s/worker [1/0.2" in line
+
+
+def _wait_s(seconds: float) -> float:
+    """A toy generation step: ``seconds`` of waiting."""
+    time.sleep(seconds)
+    return seconds
+
+
+def _longest_made(made: Any, started: Any) -> Any:
+    """The unit of the item made so far with the longest wait that no worker has started (cost: 2 per second)."""
+    free = [i for i in made if f"u{i}" not in started]
+    i = max(free, key=lambda i: made[i]) if free else None
+    return None if i is None else WorkUnit(i, f"u{i}", None, cost=2.0 * made[i])
+
+
+def test_a_worker_with_nothing_left_to_generate_starts_the_longest_unit_generated_so_far() -> None:
+    """GOAT's workers generate the episodes, then run them: a worker whose last generation step ended early runs
+    the longest episode generated so far meanwhile, and the run takes that result rather than running it again."""
+    waits = [0.1, 1.5]  # worker A makes item 0 and is idle for 1.4 s while worker B makes item 1
+    with WorkerPool(ParallelConfig(workers=2), SleepyWorkers(build_s=0.0), max_units=2) as pool:
+        made = pool.map(_wait_s, waits, early=_longest_made)
+        map_returned = time.time()
+        units = [WorkUnit(i, f"u{i}", None, cost=2.0 * w) for i, w in enumerate(made)]
+        sink = Sink()
+        stats = pool.run(units, sink, quiet=True)
+    assert made == waits
+    assert sorted(sink.results) == [0, 1] and stats.finished == 2 and len(stats.units) == 2  # each unit once
+    started = {i: sink.results[i].payload[1] for i in range(2)}
+    assert started[0] < map_returned - 1.0  # unit 0 ran while item 1 was still being made
+    assert started[1] >= map_returned
+
+
+def test_a_unit_started_early_that_the_run_does_not_have_is_dropped() -> None:
+    with WorkerPool(ParallelConfig(workers=2), SleepyWorkers(build_s=0.0), max_units=2) as pool:
+        pool.map(_wait_s, [0.1, 1.0], early=_longest_made)
+        sink = Sink()
+        pool.run([WorkUnit(1, "u1", None, cost=0.1)], sink, quiet=True)  # a resumed run: unit 0 was finished
+    assert sorted(sink.results) == [1]

@@ -13,7 +13,7 @@ import dataclasses
 import math
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, AbstractSet, Callable, Mapping, Optional, Sequence
 
 from tqdm import tqdm
 
@@ -234,8 +234,22 @@ def estimated_actions(episode: GoatEpisode) -> float:
         FIRST_SUBTASK_ACTIONS if episode.tasks else 0.0)
 
 
-def episode_units(episodes: Sequence[GoatEpisode]) -> list[WorkUnit]:
-    """The plan of a run: one unit per episode, in order; its cost (workers take the costliest first) is its
+def episode_unit(index: int, episode: GoatEpisode) -> WorkUnit:
+    """The unit of the episode at ``index`` of a run's plan; its cost (workers take the costliest first) is its
     :func:`estimated_actions`."""
-    return [WorkUnit(i, episode_key(e.scene_id, e.episode_id), e, cost=estimated_actions(e))
-            for i, e in enumerate(episodes)]
+    return WorkUnit(index, episode_key(episode.scene_id, episode.episode_id), episode,
+                    cost=estimated_actions(episode))
+
+
+def episode_units(episodes: Sequence[GoatEpisode]) -> list[WorkUnit]:
+    """The plan of a run: one unit per episode, in order (:func:`episode_unit`)."""
+    return [episode_unit(i, e) for i, e in enumerate(episodes)]
+
+
+def longest_generated(generated: Mapping[int, GoatEpisode], started: AbstractSet[str]) -> Optional[WorkUnit]:
+    """While the workers of a run generate its last episodes (``WorkerPool.map``'s ``early``): the unit of the
+    episode generated so far that will likely take longest and that no worker has started, for a worker that
+    would otherwise wait for the others; None when there is none."""
+    units = [episode_unit(i, e) for i, e in generated.items()]
+    free = [u for u in units if u.key not in started]
+    return max(free, key=lambda u: (u.cost, -u.index)) if free else None

@@ -41,6 +41,7 @@ from goat_suites.common.ray_scheduler import INSTALL_HINT, RayScheduler, import_
 from goat_suites.common.work_units import (
     MAX_ATTEMPTS,
     WORKER_LOST,
+    EarlyStart,
     EpisodeWorker,
     Item,
     ParallelConfig,
@@ -136,7 +137,7 @@ class WorkerPool:
             if self._scheduler is not None:
                 self.startup_s = time.monotonic() - started
                 self.clock.mark("started")
-                self._stack.callback(self._scheduler.close)
+                self._stack.callback(self._scheduler.shutdown)
             else:
                 self._worker = self.factory()
                 self._stack.callback(self._worker.close)
@@ -160,14 +161,17 @@ class WorkerPool:
         return self._scheduler is not None
 
     def map(self, fn: Callable[[Item], Result], items: Sequence[Item],
-            on_done: Optional[Callable[[Result], None]] = None) -> list[Result]:
+            on_done: Optional[Callable[[Result], None]] = None, early: Optional[EarlyStart] = None) -> list[Result]:
         """``[fn(item) for item in items]``, computed by the workers (``fn`` picklable, a module-level function or
         a frozen dataclass); ``on_done`` sees each result as it comes. A worker that dies costs its item one retry;
-        a second death, or an exception of ``fn``, stops the map."""
+        a second death, or an exception of ``fn``, stops the map. ``early`` (workers outside this process): a
+        worker with no item left to take while others finish theirs starts the unit ``early`` picks from the
+        results so far, unrecorded, and the next :meth:`run` takes its result (GOAT: the longest episode generated
+        so far, rather than waiting for the last ones to be generated)."""
         if self._scheduler is not None:
             self.clock.mark("map_started", first=True)
             try:
-                return self._scheduler.map(fn, items, on_done)
+                return self._scheduler.map(fn, items, on_done, early)
             finally:
                 self.clock.mark("map_ended")
         results = []
@@ -289,7 +293,9 @@ def describe_clock(clock: RunClock, stats: RunStats, closed: Mapping[str, Worker
              f"{per_worker([f'{info[n].calls_cpu_s:.2f}' for n in names])}, episodes "
              f"{per_worker([f'{episodes_cpu_s.get(n, 0.0):.2f}' for n in names])}, the rest "
              f"{per_worker([f'{r:.2f}' for r in rest])} s")
-    text += (f"; driver CPU: to the first episode {cpu('run_started') - opened_cpu_s:.2f} s, during the episodes "
+    shared_cpu_s = cpu("prepared") - opened_cpu_s if "prepared" in clock.marks else 0.0
+    text += (f"; driver CPU: loading what the workers share {shared_cpu_s:.2f} s, to the run "
+             f"{cpu('run_started') - opened_cpu_s - shared_cpu_s:.2f} s, during the episodes "
              f"{cpu('run_ended') - cpu('run_started'):.2f} s (results files {stats.sink_cpu_s:.2f} s, progress "
              f"{stats.progress_cpu_s:.2f} s), closing the workers {cpu('closed') - cpu('run_ended'):.2f} s")
     return text

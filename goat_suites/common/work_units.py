@@ -21,7 +21,7 @@ from abc import ABC, abstractmethod
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional, Protocol, Sequence, TypeVar
+from typing import AbstractSet, Any, Callable, Mapping, Optional, Protocol, Sequence, TypeVar
 
 from tqdm import tqdm
 
@@ -55,6 +55,9 @@ class EpisodeWorker(Protocol):
 
 
 WorkerFactory = Callable[[], EpisodeWorker]  # picklable (a frozen dataclass with __call__): built once per worker
+# (the map's results so far by item index, the keys of units already started) -> the unit a worker that would wait
+# for the map's last items runs meanwhile, or None (Scheduler.map's ``early``)
+EarlyStart = Callable[[Mapping[int, Any], AbstractSet[str]], Optional["WorkUnit"]]
 
 
 def prepare_workers(factory: WorkerFactory) -> None:
@@ -363,6 +366,7 @@ class Scheduler(ABC):
     def __init__(self, workers: int) -> None:
         self.idle: list[Any] = [self._new_worker() for _ in range(workers)]
         self.closed: dict[str, WorkerInfo] = {}  # by name: what each worker said as it closed (where it can)
+        self.early: dict[Any, tuple[Any, WorkUnit]] = {}  # call -> (worker, unit): units a map started (``early``)
 
     @abstractmethod
     def _new_worker(self) -> Any:
@@ -406,8 +410,17 @@ class Scheduler(ABC):
         self.idle.append(worker)
         return value, None
 
+    def shutdown(self) -> None:
+        """End every worker, those still running a unit a map started (no run took it) included."""
+        for worker, _ in self.early.values():
+            self._discard(worker)
+        self.early = {}
+        self.close()
+
     def map(self, fn: Callable[[Item], Result], items: Sequence[Item],
-            on_done: Optional[Callable[[Result], None]]) -> list[Result]:
+            on_done: Optional[Callable[[Result], None]], early: Optional[EarlyStart] = None) -> list[Result]:
+        """``early``: when the last items are under way and a worker has nothing left to take, it starts the unit
+        ``early`` picks (not recorded); the next :meth:`run` takes its result instead of running it again."""
         shared = self._share(fn)
         queue: deque[tuple[int, int]] = deque((i, 1) for i in range(len(items)))  # (item index, attempt)
         results: dict[int, Result] = {}
@@ -417,6 +430,12 @@ class Scheduler(ABC):
                 while queue and self.idle:
                     worker, (i, attempt) = self.idle.pop(), queue.popleft()
                     running[self._submit(worker, "call", shared, items[i])] = (worker, i, attempt)
+                while early is not None and not queue and running and self.idle:
+                    unit = early(results, {u.key for _, u in self.early.values()})
+                    if unit is None:
+                        break
+                    worker = self.idle.pop()
+                    self.early[self._submit(worker, "run", unit, False, 1)] = (worker, unit)
                 call = self._wait(list(running))
                 worker, i, attempt = running.pop(call)
                 value, died = self._finish(call, worker)
@@ -438,12 +457,13 @@ class Scheduler(ABC):
             stats: RunStats) -> None:
         # Costliest first (ties in plan order): a long episode started last would leave the other workers idle
         # at the end. The results and the bag are written in plan order whatever order the units finish in.
-        order = sorted(units, key=lambda u: -u.cost)
+        running = self._take_early(units, recorder)  # call -> (worker, unit, attempt)
+        started = {unit.key for _, unit, _ in running.values()}
+        order = sorted((u for u in units if u.key not in started), key=lambda u: -u.cost)
         batch = _Batch(sink, progress, stats, FragmentMerger(recorder, [u.index for u in units]),
                        deque((u, 1) for u in order))
         last_done: dict[str, float] = {}
         step_period_ns = recorder.step_period_ns if recorder is not None else 1
-        running: dict[Any, tuple[Any, WorkUnit, int]] = {}
         try:
             while batch.queue or running:
                 while batch.queue and self.idle:
@@ -476,6 +496,21 @@ class Scheduler(ABC):
                 self._discard(worker)
         end = time.monotonic()
         stats.idle_at_end_s = sum(end - t for t in last_done.values())
+
+    def _take_early(self, units: Sequence[WorkUnit], recorder: Optional[RunRecorder],
+                    ) -> dict[Any, tuple[Any, WorkUnit, int]]:
+        """The calls of units a map started that this run has (unrecorded: a recorded run runs them again); a
+        worker running a unit the run does not have is replaced by a fresh one."""
+        by_key = {u.key: u for u in units}
+        taken: dict[Any, tuple[Any, WorkUnit, int]] = {}
+        for call, (worker, unit) in self.early.items():
+            if unit.key in by_key and recorder is None:
+                taken[call] = (worker, by_key[unit.key], 1)
+            else:
+                self._discard(worker)
+                self.idle.append(self._new_worker())
+        self.early = {}
+        return taken
 
     def _collect(self, call: Any, worker: Any, unit: WorkUnit, attempt: int, batch: _Batch) -> Optional[UnitResult]:
         """The unit's result; None when it was queued again; raises what the suite's code raised."""
