@@ -24,6 +24,18 @@ average before each run (other jobs on the machine slow the runs down), and whet
 run's records (they must: SR/SPL and actions do not depend on the workers), and the CPU time on each run's
 longest path (the driver's own and its busiest worker's), which estimates the wall time on a quiet machine
 when the machine is shared.
+
+For each run with workers, where the time outside the episodes went (from the command's ``timeline:`` line,
+goat_suites.common.parallel.describe_clock; times in seconds since the command started, CPU seconds, which
+other jobs do not stretch): when the pool opened and what the driver had spent by then (Python, imports,
+settings), when what the workers share was loaded (the WordNet lexicon, before the fork), each worker's build,
+the generation, the run's start and each worker's first episode (one may start before the generation ends: a
+worker with no episode left to generate runs the longest one generated so far); each worker's CPU time outside
+its episodes (build, generation, the rest: fork, results to the driver, closing); the driver's CPU time before,
+during and after the run (results files, progress, closing the workers, summary and exit); the last episodes'
+ends, the workers' close and the command's exit; and the wall time against the busiest worker's CPU time:
+before it started, its own work, the time in between (waiting, and on a loaded machine the other jobs), and
+from its last episode to the exit.
 """
 
 from __future__ import annotations
