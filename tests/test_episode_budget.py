@@ -71,3 +71,28 @@ def test_a_subtask_with_no_action_left_is_scored_where_the_robot_stands() -> Non
     # without an earlier pose in the episode there is nothing to score it at: an error, as before
     unplaced = SubtaskScorer([episode], "geodesic_viewpoint", 0.25).score(episode, 1, "budget", [], [], None)
     assert (unplaced.stop_reason, unplaced.error) == ("error", "no pose was reported")
+
+
+def test_the_scorer_scores_by_the_goals_the_suite_parts_name() -> None:
+    """The ROS evaluator asks the suite's parts (goat_suites.registry; its ``suite`` parameter) which goal objects
+    score a subtask, as the in-process runner does; LangMap's reading of a GOAT episode is GOAT-Bench's."""
+    import dataclasses
+
+    from goat_suites.common.episodes import goals_for_task
+    from goat_suites.common.parts import EPISODE_SCHEMA
+    from goat_suites.registry import suite_parts
+
+    episode = generate_dataset(1, 4243, config=EpisodeGenConfig(min_subtasks=2, max_subtasks=2)).episodes[0]
+    assert episode.tasks[0].category != episode.tasks[1].category
+    poses = [Pose2D(0.0, 0.0, 0.0)]
+
+    def score(parts: Any) -> Any:
+        return SubtaskScorer([episode], "geodesic_viewpoint", 0.25, parts=parts).score(episode, 0, "stop",
+                                                                                       [0], poses, None)
+
+    second = dataclasses.replace(EPISODE_SCHEMA, scored_goals=lambda e, i, t: goals_for_task(e, e.tasks[1]))
+    goat, langmap, other = score(suite_parts("goat")), score(suite_parts("langmap")), score(second)
+    assert goat.geodesic_m == langmap.geodesic_m == score(EPISODE_SCHEMA).geodesic_m
+    assert other.geodesic_m != goat.geodesic_m  # the second subtask's goal: another distance
+    with pytest.raises(ConfigError, match="no suite 'habitat'"):
+        suite_parts("habitat")

@@ -1,7 +1,9 @@
 """Scoring a subtask from what the robot did (episode-frame poses), with the in-process run's success region.
 
 No rclpy here: the evaluator node converts messages and calls :class:`SubtaskScorer`. Ground truth comes from
-the episode file and the embedded simulator's navigable grid (built from the procedural home, no rendering).
+the episode file and the embedded simulator's navigable grid (built from the procedural home, no rendering). Which
+goal objects score a subtask and the home of a scene id are the suite's (its ``SuiteParts``, as the in-process
+runner asks them: goat_suites.registry).
 """
 
 from __future__ import annotations
@@ -17,11 +19,10 @@ from goat_core.types import DiscreteAction, GoalModality, Pose2D, StopDecision
 from goat_suites.common.episodes import GoatEpisode
 from goat_suites.common.failures import SceneObject, failure_of_subtask
 from goat_suites.common.metrics import spl as spl_metric
-from goat_suites.common.parts import procedural_home
+from goat_suites.common.parts import EPISODE_SCHEMA, SuiteParts
 from goat_suites.common.protocols import GOAT_BENCH, SuccessRule
 from goat_suites.common.results import SubtaskRecord
 from goat_suites.common.success import SUCCESS_METRICS, SuccessRegion, scene_objects
-from goat_suites.langmap.loader import scored_goals
 from sim_bridge.embedded.navgrid import NavGrid
 from sim_bridge.embedded.sim import SimConfig
 
@@ -35,7 +36,9 @@ class SubtaskScorer:
     """Scores subtasks of the episodes of one file; keeps the navigable grid of the latest scene."""
 
     def __init__(self, episodes: Sequence[GoatEpisode], success_metric: str, success_distance_m: float,
-                 sim_config: SimConfig = SimConfig()) -> None:
+                 sim_config: SimConfig = SimConfig(), parts: SuiteParts = EPISODE_SCHEMA) -> None:
+        """``parts``: the suite's (the goal objects that score a subtask, the home of a scene id); default: the
+        GOAT-Bench schema's reading."""
         # The checks of goat_suites.common.runner.RunConfig, which the in-process run scores with.
         if success_metric not in SUCCESS_METRICS:
             raise ConfigError(f"success_metric must be one of {SUCCESS_METRICS}, got {success_metric!r}")
@@ -50,6 +53,7 @@ class SubtaskScorer:
         self._success_rule = SuccessRule(distance_m=success_distance_m, distance_to=distance_to,
                                          comparison=GOAT_BENCH.success.comparison)
         self._sim_config = sim_config
+        self._parts = parts
         self._scene_id: Optional[str] = None
         self._navgrid: Optional[NavGrid] = None
         self._objects: list[SceneObject] = []
@@ -60,7 +64,7 @@ class SubtaskScorer:
 
     def _grid(self, scene_id: str) -> NavGrid:
         if self._navgrid is None or scene_id != self._scene_id:
-            home = procedural_home(scene_id)
+            home = self._parts.home_for_scene(scene_id)
             self._navgrid = NavGrid.from_home(home, self._sim_config.grid_resolution_m, self._sim_config.robot_radius_m)
             self._objects = scene_objects(home)
             self._scene_id = scene_id
@@ -91,7 +95,7 @@ class SubtaskScorer:
         c, s = math.cos(yaw0), math.sin(yaw0)
         world = np.array([[start[0] + c * p.x_m - s * p.y_m, start[1] + s * p.x_m + c * p.y_m] for p in poses])
         try:
-            region = SuccessRegion(self._grid(episode.scene_id), scored_goals(episode, index, task),
+            region = SuccessRegion(self._grid(episode.scene_id), self._parts.scored_goals(episode, index, task),
                                    self._success_metric)
             geodesic_m = region.geodesic_m(world[0])
             if not math.isfinite(geodesic_m):
@@ -105,7 +109,8 @@ class SubtaskScorer:
         success = self._success_rule.is_success(stop_reason == "stop", distance_m)
         decision = decision if stop_reason == "stop" else None
         failure = failure_of_subtask(success, stop_reason, decision, start[:2], yaw0,
-                                     [g.object_id for g in scored_goals(episode, index, task)], self._objects)
+                                     [g.object_id for g in self._parts.scored_goals(episode, index, task)],
+                                     self._objects)
         return SubtaskRecord(
             **base, success=success, spl=spl_metric(success, geodesic_m, path_length_m),
             path_length_m=path_length_m, geodesic_m=geodesic_m, num_actions=len(actions), stop_reason=stop_reason,

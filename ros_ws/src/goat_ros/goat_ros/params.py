@@ -126,6 +126,8 @@ class EvaluatorParams:
     score_from_ground_truth: bool = _p(False, "score paths and final positions by the simulator's true pose on "
                                               "/sim/ground_truth/odom, not the poses the controller reports (the "
                                               "simulator's stretch realism: those are its drifting belief)")
+    suite: str = _p("goat", "the suite of the episode file, whose reading scores its goals: goat, langmap (a room "
+                            "or region goal is reached at any of its targets) or pasture")
 
 
 @dataclass(frozen=True)
