@@ -67,6 +67,8 @@ def prepare_workers(factory: WorkerFactory) -> None:
     prepare = getattr(factory, "prepare", None)
     if callable(prepare):
         prepare()
+
+
 Item = TypeVar("Item")
 Result = TypeVar("Result")
 
