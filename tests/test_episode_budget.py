@@ -96,3 +96,19 @@ def test_the_scorer_scores_by_the_goals_the_suite_parts_name() -> None:
     assert other.geodesic_m != goat.geodesic_m  # the second subtask's goal: another distance
     with pytest.raises(ConfigError, match="no suite 'habitat'"):
         suite_parts("habitat")
+
+
+def test_an_episode_of_another_suite_is_refused_by_name_not_scored_the_wrong_way() -> None:
+    """A LangMap episode (it lists its targets per subtask) given to an evaluator whose ``suite`` is ``goat`` would
+    score a room goal at one target only: the check names the episode and the suite to use instead."""
+    import dataclasses
+
+    from goat_suites.registry import check_episodes_suite
+
+    episode = generate_dataset(1, 4243, config=EpisodeGenConfig(min_subtasks=2, max_subtasks=2)).episodes[0]
+    check_episodes_suite("goat", [episode])  # a GOAT episode: nothing to say
+    langmap_episode = dataclasses.replace(episode, extra={**episode.extra,
+                                                          "langmap_target_ids": {"0": [episode.tasks[0].object_id]}})
+    with pytest.raises(ConfigError, match=rf"episode '{episode.episode_id}' is a langmap episode.*suite 'langmap'"):
+        check_episodes_suite("goat", [langmap_episode])
+    check_episodes_suite("langmap", [langmap_episode, episode])

@@ -41,6 +41,11 @@ def no_level(episode: GoatEpisode, index: int) -> Optional[str]:
     return None
 
 
+def claims_none(episode: GoatEpisode) -> bool:
+    """No episode carries this suite's own fields (the default of :attr:`SuiteParts.claims_episode`)."""
+    return False
+
+
 def procedural_home(scene_id: str) -> Home:
     """The home of an embedded-simulator scene id (sim_bridge.embedded.scene_ids)."""
     seed, home_config = parse_scene_id(scene_id)
@@ -65,6 +70,8 @@ class SuiteParts:
     home_for_scene: Callable[[str], Home] = procedural_home
     # (records, results meta) -> the suite's charts and tables on the report page
     report_section: Callable[[Sequence[SubtaskRecord], Mapping[str, Any]], ReportSection] = no_section
+    # episode -> whether it carries fields only this suite reads (then only this suite's parts score it right)
+    claims_episode: Callable[[GoatEpisode], bool] = claims_none
 
 
 EPISODE_SCHEMA = SuiteParts("goat-bench schema")  # the defaults: what a caller gets that names no suite

@@ -25,7 +25,7 @@ from goat_ros.params import EvaluatorParams, declare
 from goat_suites.common.episode_files import load_goat_dataset
 from goat_suites.common.outputs import run_progress
 from goat_suites.common.results import SubtaskRecord, summarise, write_results_json
-from goat_suites.registry import suite_parts
+from goat_suites.registry import check_episodes_suite, suite_parts
 from goat_suites.ros import result_msgs
 from goat_suites.ros.scoring import SubtaskScorer, unscored_error
 
@@ -38,6 +38,7 @@ class EvaluatorNode(Node):
         self.params = declare(self, EvaluatorParams)
         episodes = load_goat_dataset(self.params.episodes_file).episodes if self.params.episodes_file else ()
         self._episodes = tuple(episodes)
+        check_episodes_suite(self.params.suite, self._episodes)
         self._scorer = SubtaskScorer(episodes, self.params.success_metric, self.params.success_distance_m,
                                      parts=suite_parts(self.params.suite))
         self.records: list[SubtaskRecord] = []
