@@ -13,7 +13,7 @@ from scipy import ndimage
 from goat_core.errors import SceneGenerationError, UnreachableGoalError
 from goat_core.types import DiscreteAction, Observation
 from goat_core.vocabulary import COLOURS
-from sim_bridge.embedded.home import Home, HomeConfig, ObjectSpec, generate_home
+from sim_bridge.embedded.home import Home, HomeConfig, ObjectSpec, generate_home, home_config_for
 from sim_bridge.embedded.sim import EmbeddedSim, SimConfig
 from sim_bridge.embedded.world import Renderer, camera_rotation, object_texture
 
@@ -328,6 +328,36 @@ def test_bad_sim_config_names_the_field(field: str, value: float) -> None:
         SimConfig(**{field: value})
 
 
+def _segmentations_both_ways(simulator: EmbeddedSim, objects: tuple[ObjectSpec, ...]) -> int:
+    """Render each object's view both ways (the segmentation pass alone first, then the full frame) and check they
+    agree; the views jump between objects, so the culled geoms change between calls. The objects seen."""
+    seen = 0
+    for obj in objects:
+        point = simulator.navgrid.view_points(obj)[0]
+        centre = np.asarray(obj.position_m)
+        yaw = math.atan2(centre[1] - point[1], centre[0] - point[0])
+        tilt = math.atan2(centre[2] - CAMERA_HEIGHT_M, float(np.linalg.norm(centre[:2] - point)))
+        alone = simulator.render_segmentation(point, yaw, tilt)
+        full = simulator.render_view(point, yaw, tilt)
+        np.testing.assert_array_equal(alone, full.segmentation)
+        np.testing.assert_array_equal(simulator.render_segmentation(point, yaw + 0.5, tilt),
+                                      simulator.render_view(point, yaw + 0.5, tilt).segmentation)
+        seen += bool(np.any(alone == obj.instance_id))
+    return seen
+
+
+def test_segmentation_alone_is_the_full_frames_segmentation(sim: EmbeddedSim, home: Home) -> None:
+    objects = home.objects[:8]
+    assert _segmentations_both_ways(sim, objects) >= 0.8 * len(objects)
+
+
+def test_segmentation_alone_matches_in_a_large_home_with_room_culling() -> None:
+    large = generate_home(11, home_config_for("large"))
+    with EmbeddedSim(large) as simulator:
+        objects = large.objects[::max(1, len(large.objects) // 8)][:8]
+        assert _segmentations_both_ways(simulator, objects) >= 0.8 * len(objects)
+
+
 def test_close_is_idempotent_and_render_after_close_fails(home: Home) -> None:
     simulator = EmbeddedSim(home)
     observation: Observation = simulator.observe()
@@ -336,6 +366,8 @@ def test_close_is_idempotent_and_render_after_close_fails(home: Home) -> None:
     simulator.close()
     with pytest.raises(RuntimeError, match="closed"):
         simulator.observe()
+    with pytest.raises(RuntimeError, match="render_segmentation.*closed"):
+        simulator.render_segmentation((0.0, 0.0), 0.0)
 
 
 def test_a_renderer_nobody_closed_does_not_break_another_when_collected(sim: EmbeddedSim) -> None:

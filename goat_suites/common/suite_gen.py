@@ -92,8 +92,8 @@ def visible_from(sim: EmbeddedSim, obj: ObjectSpec, points_xy_m: np.ndarray, min
         yaw_rad = math.atan2(float(offset[1]), float(offset[0]))
         tilt_rad = math.atan2(float(centre[2]) - cfg.camera_height_m, max(float(np.linalg.norm(offset)), 1e-3))
         tilt_rad = min(max(tilt_rad, cfg.min_tilt_rad), cfg.max_tilt_rad)
-        view = sim.render_view(xy, yaw_rad, tilt_rad)
-        seen[k] = int(np.count_nonzero(view.segmentation == obj.instance_id)) >= min_pixels
+        segmentation = sim.render_segmentation(xy, yaw_rad, tilt_rad)
+        seen[k] = int(np.count_nonzero(segmentation == obj.instance_id)) >= min_pixels
     return seen
 
 

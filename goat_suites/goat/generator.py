@@ -256,8 +256,8 @@ class _GoalBuilder:
         yaw = _yaw_towards(xy, centre[:2])
         dist = float(np.linalg.norm(centre[:2] - xy))
         tilt = math.atan2(float(centre[2]) - cfg.camera_height_m, max(dist, 1e-3))
-        view = self.sim.render_view(xy, yaw, tilt)
-        return float(np.mean(view.segmentation == obj.instance_id)), yaw, tilt
+        segmentation = self.sim.render_segmentation(xy, yaw, tilt)
+        return float(np.mean(segmentation == obj.instance_id)), yaw, tilt
 
     def _visible_enough(self, obj: ObjectSpec, points: np.ndarray) -> bool:
         """True when the object covers min_goal_coverage of the frame from one of (up to VISIBILITY_VIEWS, spread
@@ -277,8 +277,7 @@ class _GoalBuilder:
             yaw = _yaw_towards(xy, centre[:2])
             dist = float(np.linalg.norm(centre[:2] - xy))
             tilt = math.atan2(float(centre[2]) - cfg.camera_height_m, max(dist, 1e-3))
-            view = self.sim.render_view(xy, yaw, tilt)
-            coverage = float(np.mean(view.segmentation == obj.instance_id))
+            coverage = float(np.mean(self.sim.render_segmentation(xy, yaw, tilt) == obj.instance_id))
             if coverage < self.config.image_min_coverage:
                 continue
             position = ros_to_habitat_position([xy[0], xy[1], cfg.camera_height_m])

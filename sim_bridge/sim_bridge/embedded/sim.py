@@ -283,6 +283,12 @@ class EmbeddedSim:
         eye = (float(xy_m[0]), float(xy_m[1]), self._config.camera_height_m)
         return self._renderer.render(eye, yaw_rad, tilt_rad)
 
+    def render_segmentation(self, xy_m: Union[Sequence[float], np.ndarray], yaw_rad: float,
+                            tilt_rad: float = 0.0) -> np.ndarray:
+        """The instance segmentation of :meth:`render_view` alone (the colour pass is not drawn)."""
+        eye = (float(xy_m[0]), float(xy_m[1]), self._config.camera_height_m)
+        return self._renderer.render_segmentation(eye, yaw_rad, tilt_rad)
+
     def render_rgb(self, xy_m: Union[Sequence[float], np.ndarray], yaw_rad: float, tilt_rad: float) -> np.ndarray:
         """sim_bridge's RenderView (``sim_bridge.backends.BridgeSim``): the colour image of :meth:`render_view`."""
         return self.render_view(xy_m, yaw_rad, tilt_rad).rgb
