@@ -392,6 +392,29 @@ def test_a_collision_mark_that_seals_the_doorway_is_cleared_and_the_goal_reached
     assert not agent.occupancy.collision.any()  # the first recovery forgot the marks
 
 
+def test_a_move_refused_twice_at_the_same_pose_is_marked_and_the_way_around_taken() -> None:
+    """The large homes' turn-step-turn loop. The robot's trail runs through a 0.28 m gap in a wall (narrower than
+    the 0.34 m base), so the planner routes through it; the driver refuses the move there (the map says the base
+    would touch the wall) and detours a step away, from where the path leads straight back: six turns, a step, six
+    turns back, a step, until the subtask's action limit. A second refusal at the same pose marks the refused move
+    as a bump, and the agent takes the door at the far end of the wall instead."""
+    boxes = room(-1, 8, -2, 4) + [Box((4.0, -2, 0), (4.1, -0.9, 2.5)), Box((4.0, -0.62, 0), (4.1, 3.0, 2.5)),
+                                  Box((6.8, -1.6, 0), (7.3, -1.1, 0.9), 7, "chair"),
+                                  Box((1.5, -1.0, 0), (2.2, -0.3, 0.5), 3, "table")]
+    world = BoxWorld(boxes)  # the door: x = 4 m, y in [3, 4] m
+    agent = make_agent()
+    assert run(world, agent, "table").actions[-1] is DiscreteAction.STOP  # the first room, mapped on the way
+    agent.occupancy.mark_trail(np.array([3.0, -0.76]), np.array([5.0, -0.76]))  # through the gap
+    world.pose = Pose2D(3.0, -0.76, 0.0)
+    result = run(world, agent, "chair", obs=world.render(False))
+    assert result.actions[-1] is DiscreteAction.STOP
+    assert agent.last_stop is not None and agent.last_stop.category == "chair"
+    assert distance_to_box(world.pose, boxes[6]) <= AgentConfig().stop_radius_m
+    assert len(result.actions) < 150  # the loop ran into the 500-action limit
+    assert agent.occupancy.collision.any()  # the refused move, marked as a bump
+    assert world.collisions == 0
+
+
 def test_gives_up_only_after_every_recovery_when_nothing_is_there() -> None:
     """An empty room: nothing to explore, nothing remembered. The agent tries each recovery once (a full circle
     in place among them), then STOPs and says it gave up and what it tried."""

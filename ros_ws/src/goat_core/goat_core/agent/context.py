@@ -70,11 +70,12 @@ class AgentContext:
         return instances
 
     def field(self, pose: Pose2D, include_xy_m: Optional[np.ndarray]) -> PlanningField:
-        """The step's planning field; after the relax_inflation recovery, on the map grid, radius less a slack."""
+        """The step's planning field; after the relax_inflation recovery, on the map grid, radius less a slack
+        (the safety margin's cost stays: goat_core.control.recovery)."""
         cfg = self.config
         if not self.recovery.relaxed:
             return self.fields.build(self.grid, pose, cfg.robot_radius_m, cfg.planner, include_xy_m)
-        relaxed = dataclasses.replace(cfg.planner, inflation_margin_m=0.0, downsample=1)
+        relaxed = dataclasses.replace(cfg.planner, downsample=1)
         return self.fields.build(self.grid, pose, cfg.robot_radius_m - cfg.recovery.relaxed_radius_slack_m, relaxed,
                                  include_xy_m)
 

@@ -127,6 +127,13 @@ class Agent:
             action = self._stop_at_action_limit()
         else:
             action = self._decide(obs)
+        refused = self._ctx.motion.take_refused()
+        if refused is not None:
+            # The path's direction was refused again where a detour began before: a bump there, so that the next
+            # plan goes another way (the clear_collisions recovery forgets it with the real ones).
+            cfg = self.config
+            self._ctx.grid.mark_collision(refused, cfg.robot_radius_m + cfg.collision_ahead_m,
+                                          cfg.collision_half_width_m)
         if action is not DiscreteAction.STOP:
             # A part's STOP that another part turned into a further step (an inspection's look at one side of a
             # candidate is a STOP of the approach) leaves no record: last_stop names only a STOP the agent called.

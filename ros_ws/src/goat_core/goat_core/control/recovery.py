@@ -7,9 +7,11 @@ through, the view from the start of a subtask may be stale, and a frontier given
 then) may be reachable now. Each recovery below is tried once per subtask, cheapest first:
 
 1. ``clear_collisions``: forget the collision marks, the map's least reliable obstacles (a bump at a door frame);
-2. ``relax_inflation``: plan on the map's own grid (not the coarser planning grid) with no safety margin and the
-   robot radius less half a map cell (an obstacle point marks its whole cell, so the map errs on the full side),
-   so a gap that the inflated, coarsened map closes opens again;
+2. ``relax_inflation``: plan on the map's own grid (not the coarser planning grid) with the robot radius less half
+   a map cell (an obstacle point marks its whole cell, so the map errs on the full side), so a gap that the
+   inflated, coarsened map closes opens again; the safety margin stays, as the cost it is (it never closes a gap),
+   so that paths still keep to the middle of a door where there is room instead of grazing its frame (a bump
+   there marks the doorway, after clear_collisions has run);
 3. ``reobserve``: turn a full circle in place (turns cost no path length) to refresh the map and memory;
 4. ``explore_again``: forget the frontiers given up earlier and explore what is still unknown;
 5. ``back_up``: turn around and drive a short way back, then look again from there.
