@@ -118,8 +118,6 @@ class LocaliserConfig:
     # turn to within its scale error, so a larger heading change is a wrong match (a scan that overlaps its map
     # by a few degrees of view, a symmetric room), not a correction.
     max_correction_sigmas: float = 3.0
-    # Learning the odometry's scale errors: the prior weighs like this much motion of zero error, and the
-    # estimate is bounded (Stage's bounds are 1.5 % and 2.5 %).
     # The rotation scale is learnt from loop closures only: a frame registered after a turn in place overlaps its
     # map by a few degrees of view, and nearest-neighbour pairs at the map's edge pull it back toward the views
     # already mapped, so single frames under-register turns (about 0.2 deg of a 30 deg turn, systematically)
@@ -131,6 +129,8 @@ class LocaliserConfig:
     # registered, since the raw odometry can be 2.5 % off.
     register_turns: bool = False
     turn_min_rad: float = 0.2  # a frame that turned more than this on the spot (spin_max_shift_m) is a turn
+    # Learning the odometry's scale errors: the prior weighs like this much motion of zero error, and the
+    # estimate is bounded (Stage's bounds are 1.5 % and 2.5 %).
     scale_prior_m2: float = 1.0
     scale_prior_rad2: float = 0.5
     max_scale_error: float = 0.08
@@ -149,8 +149,8 @@ class LocaliserConfig:
     def __post_init__(self) -> None:
         for name in ("max_range_m", "voxel_m", "max_pair_m", "final_pair_m", "point_sigma_m", "cauchy_scale",
                      "prior_sigma_xy_m", "prior_sigma_yaw_rad", "max_correction_m", "max_correction_rad",
-                     "max_correction_sigmas",
-                     "spin_max_shift_m", "turn_min_rad", "closure_window_rad", "closure_step_rad", "closure_match_m"):
+                     "max_correction_sigmas", "spin_max_shift_m", "turn_min_rad", "closure_window_rad",
+                     "closure_step_rad", "closure_match_m"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0.0):
                 raise ConfigError(f"LocaliserConfig.{name} must be a positive number, got {value!r}")
