@@ -58,6 +58,8 @@ class SettingResult:
     pose_error_deg: tuple[float, float]
     end_error_median_m: float
     turn_path_share: float  # of the path walked, the share walked by turns in place (motion noise)
+    scan_turn_path_share: float  # ... of which by the look-arounds' turns (the agent's mode "scan")
+    turns_per_subtask: float  # turns in place per subtask, all modes
     elapsed_s: float
     failures: dict[str, int]  # failed subtasks per class (goat_suites.common.failures), classes with none left out
 
@@ -112,20 +114,26 @@ def _run(name: str, realism: RealismConfig, episodes: list[GoatEpisode], max_act
     records: list[SubtaskRecord] = []
     collisions = 0
     turned_m = 0.0  # the path walked by turns in place (motion noise moves the base on a turn)
-    last: Optional[tuple[DiscreteAction, np.ndarray]] = None  # the previous action and where it started
+    scan_turned_m = 0.0  # ... by the turns of look-arounds
+    turns = 0
+    last: Optional[tuple[DiscreteAction, np.ndarray, str]] = None  # the previous action, where it started, its mode
 
     # GOAT-Bench's budget (5000 actions per episode) unless --max-actions asks for one per subtask
     run_config = RunConfig() if max_actions is None else RunConfig(max_actions_per_subtask=max_actions)
     with EpisodeRunner(run_config, AgentConfig(), MatcherConfig(), SimConfig(realism=realism),
                        embedder=embedder) as runner:
         def on_step(obs: Observation, action: DiscreteAction) -> None:
-            nonlocal collisions, turned_m, last
+            nonlocal collisions, turned_m, scan_turned_m, turns, last
             collisions += int(obs.collided)
             assert runner._sim is not None
             here = runner._sim.base_pose_world.xy()
             if last is not None and last[0] in (DiscreteAction.TURN_LEFT, DiscreteAction.TURN_RIGHT):
-                turned_m += float(np.linalg.norm(here - last[1]))
-            last = (action, here)
+                moved_m = float(np.linalg.norm(here - last[1]))
+                turned_m += moved_m
+                turns += 1
+                if last[2] == "scan":
+                    scan_turned_m += moved_m
+            last = (action, here, runner.agent.debug_state().mode)
 
         for episode in tqdm(episodes, desc=name, unit="ep", file=sys.stderr):
             last = None
@@ -149,7 +157,8 @@ def _run(name: str, realism: RealismConfig, episodes: list[GoatEpisode], max_act
         subtasks=summary.num_subtasks, collisions_per_100m=100.0 * collisions / max(walked_m, 1e-9),
         pose_error_m=(_pct(pos, 50), _pct(pos, 95)), pose_error_deg=(_pct(deg, 50), _pct(deg, 95)),
         end_error_median_m=statistics.median(pos[ends]) if ends and len(pos) else 0.0,
-        turn_path_share=turned_m / max(walked_m, 1e-9),
+        turn_path_share=turned_m / max(walked_m, 1e-9), scan_turn_path_share=scan_turned_m / max(walked_m, 1e-9),
+        turns_per_subtask=turns / max(summary.num_subtasks, 1),
         elapsed_s=time.monotonic() - started, failures={k: v for k, v in summary.failures.items() if v})
 
 
@@ -159,11 +168,13 @@ def _pct(values: np.ndarray, q: float) -> float:
 
 def _table(results: list[SettingResult]) -> str:
     lines = [f"{'setting':<24}{'SR':>7}{'SPL':>7}{'n':>5}{'coll/100m':>11}{'pose m med/p95':>17}"
-             f"{'pose deg med/p95':>18}{'end m med':>11}{'turn path':>10}{'s':>7}  failures"]
+             f"{'pose deg med/p95':>18}{'end m med':>11}{'turn path':>10}{'of it scan':>11}{'turns/sub':>10}{'s':>7}"
+             f"  failures"]
     for r in results:
         lines.append(f"{r.name:<24}{r.success_rate:>7.3f}{r.spl:>7.3f}{r.subtasks:>5d}{r.collisions_per_100m:>11.1f}"
                      f"{r.pose_error_m[0]:>9.3f}/{r.pose_error_m[1]:<7.3f}{r.pose_error_deg[0]:>9.2f}/"
                      f"{r.pose_error_deg[1]:<8.2f}{r.end_error_median_m:>11.3f}{r.turn_path_share:>10.1%}"
+                     f"{r.scan_turn_path_share:>11.1%}{r.turns_per_subtask:>10.1f}"
                      f"{r.elapsed_s:>7.0f}  "
                      + (" ".join(f"{k} {v}" for k, v in r.failures.items()) or "-"))
     return "\n".join(lines)

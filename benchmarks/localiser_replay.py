@@ -24,7 +24,7 @@ import math
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -90,7 +90,7 @@ def _override(text: str) -> tuple[str, Any]:
         raise argparse.ArgumentTypeError(f"{name} must be a {type(default).__name__}, got {value!r}") from None
 
 
-def replay(path: Path, overrides: dict[str, Any], verbose: bool) -> int:
+def replay(path: Path, overrides: dict[str, Any], verbose: bool, frames: Optional[int] = None) -> int:
     data = np.load(path)
     intrinsics = CameraIntrinsics(int(data["width"]), int(data["height"]), float(data["fx"]), float(data["fy"]),
                                   float(data["cx"]), float(data["cy"]))
@@ -98,8 +98,9 @@ def replay(path: Path, overrides: dict[str, Any], verbose: bool) -> int:
     rgb = np.zeros((intrinsics.height, intrinsics.width, 3), np.uint8)
     started = time.monotonic()
     pos, yaw = [], []
-    for i, (depth, odom, truth, tilt) in enumerate(zip(data["depth"], data["odom"], data["truth"], data["tilt"],
-                                                       strict=True)):
+    n = len(data["odom"]) if frames is None else min(frames, len(data["odom"]))
+    for i, (depth, odom, truth, tilt) in enumerate(zip(data["depth"][:n], data["odom"][:n], data["truth"][:n],
+                                                       data["tilt"][:n], strict=True)):
         obs = Observation(rgb=rgb, depth_m=depth.astype(np.float32), pose=Pose2D(*map(float, odom)),
                           camera_tilt_rad=float(tilt), camera_height_m=float(data["camera_height_m"]),
                           intrinsics=intrinsics)
@@ -131,10 +132,11 @@ def main() -> int:
     rep.add_argument("recording", type=Path)
     rep.add_argument("overrides", nargs="*", type=_override, help="LocaliserConfig field=value")
     rep.add_argument("--verbose", action="store_true", help="one line per frame")
+    rep.add_argument("--frames", type=int, default=None, help="replay only the first N frames")
     args = parser.parse_args()
     if args.command == "record":
         return record(args.seed, args.episode, args.out)
-    return replay(args.recording, dict(args.overrides), args.verbose)
+    return replay(args.recording, dict(args.overrides), args.verbose, args.frames)
 
 
 if __name__ == "__main__":

@@ -111,6 +111,29 @@ def test_scanning_tilts_the_head_then_turns_every_heading_once() -> None:
     assert ctx.debug.mode == "scan"
 
 
+def test_under_approximate_sensing_a_look_around_closes_its_circle() -> None:
+    """Localised odometry (sensing_exact False): the episode's look-around and a later subtask's rescan turn the
+    whole circle, 12 turns, so that the last view repeats the first and the localiser can close the spin's loop."""
+    ctx = _context()
+    scanning = Scanning(ctx)
+    scanning.reset_episode()
+    world = BoxWorld(two_rooms())
+    obs = dataclasses.replace(world.reset(ORIGIN), sensing_exact=False)
+    actions = []
+    while (action := scanning.step(obs)) is not None:
+        actions.append(action)
+        ctx.motion.last_action = action
+        obs = dataclasses.replace(world.step(action), sensing_exact=False)
+        scanning.note_tilt(obs)
+    assert actions == [DiscreteAction.LOOK_DOWN] + [DiscreteAction.TURN_LEFT] * 12
+    scanning.start_subtask(forgot=False, live_views=False)
+    assert scanning.start_rescan(NO_MATCH, None, ORIGIN)  # the caller emits the rescan's first turn
+    rest = []
+    while (action := scanning.step(obs)) is not None:
+        rest.append(action)
+    assert rest == [DiscreteAction.TURN_LEFT] * 11
+
+
 @pytest.mark.parametrize(("category_goal", "match", "far", "rescans"), [
     (False, NO_MATCH, False, True),  # memory holds no confident match: look around
     (False, MatchResult(0, 1.0, True), True, False),  # a confident match: go

@@ -5,6 +5,12 @@ turns cost no path length, so they are free for SPL, and they fill the map and m
 later subtask with memory looks around again where the last one ended when memory holds no confident match
 (the remembered views of this spot came from elsewhere), or, for a category goal, when memory's confident match
 is out of reach (``AgentConfig.rescan_when_sure``).
+
+Under approximate sensing (``Observation.sensing_exact`` False: the pose is localised wheel odometry) a look around
+takes one turn more, the whole circle, so that its last view repeats its first: the localiser closes the loop of
+the spin against that view and learns the odometry's turn scale (goat_core.localisation). Without it the spin's
+heading drifts by the scale error, the map is drawn rotated, and nothing later corrects it. Under exact sensing
+the start view is already known and the circle stops one turn short, as before.
 """
 
 from __future__ import annotations
@@ -28,15 +34,18 @@ class Scanning:
         self._rescan = False  # this subtask may still look around first
         self._last_tilt_rad = 0.0
         self._tilt_limited = False  # a look action left the head where it was: stop asking for the tilt
+        self._closing_turn = False  # the look around under way may add the turn that closes its circle
 
     def reset_episode(self) -> None:
         self.turns_left = self.full_scan_turns()
+        self._closing_turn = True
         self._tilt_limited = False
 
     def start_subtask(self, forgot: bool, live_views: bool) -> None:
         """``forgot``: map and memory were just cleared (the no-memory ablation), so scan as at an episode start."""
         if forgot:
             self.turns_left = self.full_scan_turns()
+            self._closing_turn = True
         self.live_views = live_views
         self._rescan = self.turns_left == 0
 
@@ -58,6 +67,10 @@ class Scanning:
         look = tilt_action(obs.camera_tilt_rad, cfg.navigation_tilt_rad, cfg.actions.look_rad)
         if look is not None and not self._tilt_limited:
             return self.ctx.emit(look, "scan")
+        if self.turns_left == 0 and self._closing_turn:
+            self._closing_turn = False
+            if not obs.sensing_exact:
+                self.turns_left = 1  # the turn back to the first view: the localiser closes the spin's loop
         if self.turns_left > 0:
             self.turns_left -= 1
             if self.live_views:
@@ -78,4 +91,5 @@ class Scanning:
                 return False
         self._rescan = False
         self.turns_left = cfg.full_circle_turns - 2  # and the turn the caller emits now
+        self._closing_turn = True
         return True

@@ -113,6 +113,22 @@ class LocaliserConfig:
     min_paired_fraction: float = 0.15  # of the scan's points (a 30 deg turn keeps ~30 % in view)
     max_correction_m: float = 0.3
     max_correction_rad: float = math.radians(8.0)
+    # A registration may turn the pose by at most this many sigma of the odometry's heading error since the last
+    # accepted one (the prior's yaw sigmas, added in quadrature over refused frames): wheel odometry measures a
+    # turn to within its scale error, so a larger heading change is a wrong match (a scan that overlaps its map
+    # by a few degrees of view, a symmetric room), not a correction.
+    max_correction_sigmas: float = 3.0
+    # The rotation scale is learnt from loop closures only: a frame registered after a turn in place overlaps its
+    # map by a few degrees of view, and nearest-neighbour pairs at the map's edge pull it back toward the views
+    # already mapped, so single frames under-register turns (about 0.2 deg of a 30 deg turn, systematically)
+    # and a scale learnt from them takes the wrong sign. True: learn from every accepted frame (before stop 37).
+    learn_turn_from_frames: bool = False
+    # Whether a turn on the spot is still registered frame by frame once a loop closure has learnt the turn scale
+    # (False: the calibrated odometry, good to a fraction of a percent of the turn by then, carries it; the same
+    # edge bias makes a single frame's registration the worse estimate). Before the first closure turns are
+    # registered, since the raw odometry can be 2.5 % off.
+    register_turns: bool = False
+    turn_min_rad: float = 0.2  # a frame that turned more than this on the spot (spin_max_shift_m) is a turn
     # Learning the odometry's scale errors: the prior weighs like this much motion of zero error, and the
     # estimate is bounded (Stage's bounds are 1.5 % and 2.5 %).
     scale_prior_m2: float = 1.0
@@ -133,7 +149,8 @@ class LocaliserConfig:
     def __post_init__(self) -> None:
         for name in ("max_range_m", "voxel_m", "max_pair_m", "final_pair_m", "point_sigma_m", "cauchy_scale",
                      "prior_sigma_xy_m", "prior_sigma_yaw_rad", "max_correction_m", "max_correction_rad",
-                     "spin_max_shift_m", "closure_window_rad", "closure_step_rad", "closure_match_m"):
+                     "max_correction_sigmas", "spin_max_shift_m", "turn_min_rad", "closure_window_rad",
+                     "closure_step_rad", "closure_match_m"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0.0):
                 raise ConfigError(f"LocaliserConfig.{name} must be a positive number, got {value!r}")
@@ -182,6 +199,7 @@ class Localiser:
         self._tree: Optional[cKDTree] = None
         self._last_odom: Optional[Pose2D] = None
         self._last_pose: Optional[Pose2D] = None
+        self._unregistered_var_yaw = 0.0  # variance of the odometry's heading error since the last accepted frame
         self._scale_xy = 0.0
         self._scale_yaw = 0.0
         self._sum_xy = [0.0, 0.0]  # sum of d^2, sum of d * (registered - d)
@@ -210,11 +228,17 @@ class Localiser:
         else:
             moved = compose(inverse(self._last_odom), obs.pose)
             self._track_spin(moved)
+            self._unregistered_var_yaw += self._sigma_yaw(moved) ** 2
             predicted = compose(self._last_pose, self._calibrated(moved))
             pose = predicted
-            if scan.shape[0] > 0 and self._tree is not None:
+            turning = (math.hypot(moved.x_m, moved.y_m) <= self.config.spin_max_shift_m
+                       and abs(moved.yaw_rad) > self.config.turn_min_rad)
+            self.last = None
+            if scan.shape[0] > 0 and self._tree is not None and (self.config.register_turns or not turning
+                                                                       or self.closures == 0):
                 pose, self.last = self._register(scan, predicted, moved)
-                if self.last.accepted:
+                if self.last.accepted and (not turning or self.config.learn_turn_from_frames):
+                    # a turn's few centimetres of drift, registered as weakly as its heading, teach no scale
                     self._learn_scale(moved, compose(inverse(self._last_pose), pose))
         closed = self._close_spin(scan, pose)
         if closed is not None:
@@ -233,6 +257,10 @@ class Localiser:
         """The odometry's learnt (translation, rotation) scale errors: true motion ~ odometry * (1 + e)."""
         return self._scale_xy, self._scale_yaw
 
+    def _sigma_yaw(self, moved: Pose2D) -> float:
+        """The odometry's heading error over the motion ``moved`` (one sigma)."""
+        return self.config.prior_sigma_yaw_rad + self.config.prior_per_rad * abs(moved.yaw_rad)
+
     def _calibrated(self, moved: Pose2D) -> Pose2D:
         k_xy, k_yaw = 1.0 + self._scale_xy, 1.0 + self._scale_yaw
         return Pose2D(moved.x_m * k_xy, moved.y_m * k_xy, moved.yaw_rad * k_yaw)
@@ -245,7 +273,7 @@ class Localiser:
             along = (registered.x_m * moved.x_m + registered.y_m * moved.y_m) / d
             self._sum_xy[0] += d * d
             self._sum_xy[1] += d * (along - d)
-        if abs(moved.yaw_rad) > 1e-6:
+        if self.config.learn_turn_from_frames and abs(moved.yaw_rad) > 1e-6:
             self._learn_turn(moved.yaw_rad, registered.yaw_rad)
         self._update_scales()
 
@@ -317,6 +345,7 @@ class Localiser:
         self._learn_turn(span, registered)
         self._update_scales()
         self._spin_closed_rad = turn
+        self._unregistered_var_yaw = 0.0
         self.closures += 1
         return closed
 
@@ -361,7 +390,7 @@ class Localiser:
         cfg = self.config
         assert self._tree is not None
         sigma_xy = cfg.prior_sigma_xy_m + cfg.prior_per_m * math.hypot(moved.x_m, moved.y_m)
-        sigma_yaw = cfg.prior_sigma_yaw_rad + cfg.prior_per_rad * abs(moved.yaw_rad)
+        sigma_yaw = self._sigma_yaw(moved)
         prior = np.diag([sigma_xy ** -2, sigma_xy ** -2, sigma_yaw ** -2])
         x0 = np.array([predicted.x_m, predicted.y_m, predicted.yaw_rad])
         x, pairs = self._icp(scan, predicted, prior, self._tree, self._map_xy)
@@ -369,7 +398,10 @@ class Localiser:
         shift_m = math.hypot(x[0] - x0[0], x[1] - x0[1])
         turn_rad = abs(wrap_angle_rad(float(x[2] - x0[2])))
         accepted = (pairs >= cfg.min_pairs and pairs >= cfg.min_paired_fraction * scan.shape[0]
-                    and shift_m <= cfg.max_correction_m and turn_rad <= cfg.max_correction_rad)
+                    and shift_m <= cfg.max_correction_m and turn_rad <= cfg.max_correction_rad
+                    and turn_rad <= cfg.max_correction_sigmas * math.sqrt(self._unregistered_var_yaw))
+        if accepted:
+            self._unregistered_var_yaw = 0.0
         pose = corrected if accepted else predicted
         result = RegistrationResult(accepted, pairs, int(scan.shape[0]), compose(inverse(predicted), pose))
         return pose, result
