@@ -74,6 +74,10 @@ class EvidenceConfig:
     # instance still remembered for the rest of the subtask (InstanceMemory.relax_trust), so the goal seen once,
     # or seen with low scores, is walked to and looked at again (the arrival check still judges it).
     trust_all_before_giving_up: bool = True
+    # Then, before giving up: bring back the instances forgotten earlier in the episode (InstanceMemory.recall) and
+    # ask the matcher again. A small goal missed in most frames can be forgotten, and a home explored once is then
+    # "empty"; the arrival check still judges what is recalled.
+    recall_forgotten_before_giving_up: bool = True
 
     def __post_init__(self) -> None:
         require_at_least(self, 1, ("min_detections", "forget_after_unseen"))
