@@ -9,6 +9,7 @@ check judges it; with the setting off it gives up as before."""
 from __future__ import annotations
 
 import dataclasses
+
 import pytest
 from test_agent import Box, BoxWorld, CategoryMatcher, distance_to_box, room, run
 
