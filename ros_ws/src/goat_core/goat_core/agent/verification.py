@@ -17,9 +17,7 @@ instance memory's votes can then name an object as the goal that is not. With ev
   but no path, so SPL does not pay for it;
 * a frame in which the target should be in view and is not detected is a missed look: a detector misses what
   it found a step before, so up to ``verify_looks`` of them are looked past (a turn away and back) before the
-  spot counts as one where something hides the target and another goal spot is tried (the walk costs path);
-  an instance recalled before giving up (InstanceMemory.recall) is set aside instead: it is not forgotten on
-  the way back to it, so the looks at its spot are what judges it.
+  spot counts as one where something hides the target and another goal spot is tried (the walk costs path).
 
 Off with evidence off: ground-truth runs take the same actions as before.
 """
@@ -79,9 +77,6 @@ class ArrivalCheck:
         missed = self._missed.get(inst.instance_id, 0) + 1
         self._missed[inst.instance_id] = missed
         if missed > self.ctx.config.memory.evidence.verify_looks:
-            if inst.instance_id in self.ctx.memory.recalled:
-                # Recalled before giving up, and not forgotten again on the way: judged here, not from another spot.
-                self.ctx.set_aside.add(inst.instance_id)
             return None
         return self._look_again()
 
