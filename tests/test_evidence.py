@@ -232,3 +232,13 @@ def test_a_forgotten_instance_is_recalled_with_its_evidence_and_kept_for_the_sub
     assert memory.candidates == {} and list(memory.forgotten) == [mem_id]
     memory.clear()
     assert memory.forgotten == {} and memory.recall([mem_id]) == []
+
+
+def test_forgotten_instances_are_kept_up_to_a_bound_oldest_dropped_first() -> None:
+    memory = _memory(forget_after_unseen=1, max_forgotten=2)
+    for step in range(3):  # three phantoms, each forgotten by the next view
+        memory.update([_det("chair", 0.5, key=step)], _obs(2 * step), True)
+        memory.update([], _obs(2 * step + 1), True)
+    assert list(memory.forgotten) == [1, 2]  # the first phantom (id 0) was dropped
+    with pytest.raises(ValueError, match="max_forgotten must be >= 0, got -1"):
+        EvidenceConfig(max_forgotten=-1)

@@ -319,6 +319,8 @@ class InstanceMemory:
     def _forget(self, mem_id: int) -> None:
         self._forgotten[mem_id] = (self.candidates.pop(mem_id), self.evidence.pop(mem_id),
                                    self._colour_weight.pop(mem_id, 0))
+        while len(self._forgotten) > self.config.evidence.max_forgotten:
+            del self._forgotten[next(iter(self._forgotten))]  # the oldest forgotten first
         for key in [k for k, v in self._key_to_id.items() if v == mem_id]:
             del self._key_to_id[key]
         for ids in self._key_ids.values():
