@@ -208,3 +208,37 @@ def test_relaxed_trust_changes_nothing_with_evidence_off() -> None:
     memory.update([_det("bowl", 0.5)], _obs(0), True)
     memory.relax_trust(True)
     assert not memory.trust_all and memory.instances is memory.candidates and list(memory.instances) == [0]
+
+
+def test_a_forgotten_instance_is_recalled_with_its_evidence_and_kept_for_the_subtask() -> None:
+    """The agent's recall before giving up (InstanceMemory.recall): what forgetting took out comes back with its
+    votes, is not forgotten again until trust is restored (the next subtask), and an episode's clear ends it."""
+    memory = _memory(forget_after_unseen=3)
+    memory.update([_det("candle", 0.75)], _obs(0), True)
+    for step in (1, 2, 3):
+        memory.update([], _obs(step), True)
+    assert memory.candidates == {} and [i.category for i in memory.forgotten.values()] == ["candle"]
+    (mem_id,) = memory.forgotten
+    assert memory.recall([mem_id, mem_id + 7]) == [mem_id]  # an id never forgotten is ignored
+    assert list(memory.candidates) == [mem_id] and memory.forgotten == {} and memory.recalled == {mem_id}
+    ev = memory.evidence[mem_id]
+    assert ev.votes == {"candle": 0.75} and ev.detections == 1 and ev.unseen_in_a_row == 0
+    assert memory.instances == {}  # recalled is not trusted: one look is still one look
+    for step in range(4, 10):  # recalled: the misses that forgot it do not forget it again in this subtask
+        memory.update([], _obs(step), True)
+    assert list(memory.candidates) == [mem_id]
+    memory.relax_trust(False)  # the next subtask: forgetting applies again
+    memory.update([], _obs(10), True)
+    assert memory.candidates == {} and list(memory.forgotten) == [mem_id]
+    memory.clear()
+    assert memory.forgotten == {} and memory.recall([mem_id]) == []
+
+
+def test_forgotten_instances_are_kept_up_to_a_bound_oldest_dropped_first() -> None:
+    memory = _memory(forget_after_unseen=1, max_forgotten=2)
+    for step in range(3):  # three phantoms, each forgotten by the next view
+        memory.update([_det("chair", 0.5, key=step)], _obs(2 * step), True)
+        memory.update([], _obs(2 * step + 1), True)
+    assert list(memory.forgotten) == [1, 2]  # the first phantom (id 0) was dropped
+    with pytest.raises(ValueError, match="max_forgotten must be >= 0, got -1"):
+        EvidenceConfig(max_forgotten=-1)

@@ -12,7 +12,7 @@ One call of :meth:`Agent.act` per observation. The decision, in order:
 5. otherwise explore the nearest reachable frontier (``exploration``);
 6. with nothing left to explore (:meth:`Agent._when_explored`): inspect unsure image and description matches,
    try the recoveries, with evidence over views trust every remembered instance, go to the best remaining match,
-   or STOP and give up.
+   with evidence recall the instances forgotten earlier, or STOP and give up.
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ class Agent:
         self._named_image_goal = False  # an image goal that also names its category
         self._description_goal = False
         self._settle_first = False  # the next decision first lets the matcher finish comparing memory
+        self._recalled = False  # the forgotten instances were recalled in this subtask (_recall_forgotten_once)
         self.reset_episode()
 
     # ---------------------------------------------------------------------------------------------- API
@@ -107,6 +108,7 @@ class Agent:
         ctx.stop = None
         ctx.moved = False
         self._subtask_actions = 0
+        self._recalled = False
         self._has_goal = True
 
     def _forget(self) -> None:
@@ -214,7 +216,8 @@ class Agent:
         """Nothing left to explore: let the matcher finish comparing what memory holds, look closer at the
         likeliest instances of an image or description goal, go to a confident match that can be reached; else
         try the recoveries and, once they are exhausted, go to the best remaining match, confident or not,
-        setting aside unreachable ones; STOP (giving up) when none is left."""
+        setting aside unreachable ones; with evidence over views recall what was forgotten; STOP (giving up) when
+        none is left."""
         if match.pending:
             match, inst = self._targets.settle()
         inspects = self._inspection.goal_rgb is not None or self._description_goal
@@ -240,6 +243,11 @@ class Agent:
         action = self._recovering.recover(obs)  # every candidate proved unreachable: the rest of the recoveries
         if action is not None:
             return action
+        if self._recall_forgotten_once():
+            match, inst = self._targets.settle()
+            action, match = self._targets.goto_best(obs, match, inst)
+            if action is not None:
+                return action
         self._ctx.stop = StopDecision(gave_up=True, reason="nothing left to explore and no candidate it can "
                                                            "reach; " + self._ctx.recovery.describe())
         return self._ctx.emit(DiscreteAction.STOP, "stop", match=match)
@@ -254,4 +262,19 @@ class Agent:
         if not evidence.enabled or not evidence.trust_all_before_giving_up or memory.trust_all:
             return False
         memory.relax_trust(True)
+        return True
+
+    def _recall_forgotten_once(self) -> bool:
+        """With evidence on, the first time in a subtask that the agent would give up: bring back the instances
+        forgotten earlier in the episode that the matcher admits (EvidenceConfig.recall_forgotten_before_giving_up).
+        A detector that misses a small goal in most frames gets it forgotten, and a home explored once then holds
+        no candidate at all; recalled, it is walked to and the arrival check judges it. True when any came back."""
+        ctx = self._ctx
+        evidence = self.config.memory.evidence
+        if not evidence.enabled or not evidence.recall_forgotten_before_giving_up or self._recalled:
+            return False
+        self._recalled = True
+        if not ctx.memory.recall(ctx.admissible(ctx.memory.forgotten)):
+            return False
+        ctx.memory.relax_trust(True)  # what comes back is shown, trusted or not, as in the last resort above
         return True

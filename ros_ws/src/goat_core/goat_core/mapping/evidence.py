@@ -74,9 +74,16 @@ class EvidenceConfig:
     # instance still remembered for the rest of the subtask (InstanceMemory.relax_trust), so the goal seen once,
     # or seen with low scores, is walked to and looked at again (the arrival check still judges it).
     trust_all_before_giving_up: bool = True
+    # Then, before giving up: bring back the instances forgotten earlier in the episode (InstanceMemory.recall) and
+    # ask the matcher again. A small goal missed in most frames can be forgotten, and a home explored once is then
+    # "empty"; the arrival check still judges what is recalled.
+    recall_forgotten_before_giving_up: bool = True
+    max_forgotten: int = 1000  # forgotten instances kept for the recall, the oldest dropped first (a lifelong node)
 
     def __post_init__(self) -> None:
         require_at_least(self, 1, ("min_detections", "forget_after_unseen"))
+        if self.max_forgotten < 0:
+            raise ValueError(f"EvidenceConfig.max_forgotten must be >= 0, got {self.max_forgotten!r}")
         if self.verify_looks < 0:
             raise ValueError(f"EvidenceConfig.verify_looks must be >= 0, got {self.verify_looks!r}")
         if self.verify_max_looks < self.verify_looks:

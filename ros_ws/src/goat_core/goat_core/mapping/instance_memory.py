@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Container, Optional, Sequence
+from typing import Container, Iterable, Optional, Sequence
 
 import numpy as np
 from scipy.spatial import cKDTree
@@ -81,6 +81,11 @@ class InstanceMemory:
         self._last_boxes: list[tuple[int, int, int, int]] = []  # the detection boxes of last_labelled
         self._last_obs: Optional[Observation] = None
         self.trust_all = False  # with evidence: every candidate is shown, trusted or not (relax_trust)
+        # With evidence: what forgetting took out of candidates this episode, with its evidence and colour weight
+        # (recall brings it back).
+        self._forgotten: dict[int, tuple[Instance, InstanceEvidence, int]] = {}
+        # Recalled this subtask: not forgotten again until the subtask ends (the arrival check judges them).
+        self._recalled: set[int] = set()
 
     def clear(self) -> None:
         self.last_labelled = []
@@ -96,6 +101,8 @@ class InstanceMemory:
         self._colour_weight.clear()
         self._next_id = 0
         self.trust_all = False
+        self._forgotten.clear()
+        self._recalled.clear()
 
     def update(self, detections: Sequence[Detection], obs: Observation,
                persistent_keys: bool = True) -> list[int]:
@@ -251,7 +258,7 @@ class InstanceMemory:
             if mem_id in seen or not should_be_detected(inst, obs, cfg, self.config.voxel_m):
                 continue
             ev.unseen_in_a_row += 1
-            if ev.forgotten(cfg):
+            if ev.forgotten(cfg) and mem_id not in self._recalled:
                 self._forget(mem_id)
         trusted = self._show_trusted()
         keep = [i for i, mem_id in enumerate(touched) if mem_id in trusted]
@@ -264,7 +271,42 @@ class InstanceMemory:
         if not self.config.evidence.enabled:
             return
         self.trust_all = bool(trust_all)
+        if not trust_all:
+            self._recalled.clear()  # the subtask that recalled them is over: forgetting applies again
         self._show_trusted()
+
+    @property
+    def forgotten(self) -> dict[int, Instance]:
+        """The instances forgetting took out of ``candidates`` in this episode (evidence on), by memory id."""
+        return {mem_id: kept[0] for mem_id, kept in self._forgotten.items()}
+
+    @property
+    def recalled(self) -> frozenset[int]:
+        """The instances recalled since trust was last restored (relax_trust(False)): not forgotten again."""
+        return frozenset(self._recalled)
+
+    def recall(self, mem_ids: Iterable[int]) -> list[int]:
+        """Bring the forgotten instances ``mem_ids`` back into ``candidates``, with the evidence they had, their
+        misses in a row cleared (the agent's last resort before giving up: EvidenceConfig.
+        recall_forgotten_before_giving_up); returns the ids brought back. Ids not forgotten are ignored.
+
+        A recalled instance is not forgotten again until relax_trust(False) (the next subtask): the misses that
+        forgot it would forget it again on the way back to it, before anything at its place could be judged."""
+        recalled = []
+        for mem_id in mem_ids:
+            kept = self._forgotten.pop(mem_id, None)
+            if kept is None:
+                continue
+            inst, ev, colour_weight = kept
+            ev.unseen_in_a_row = 0
+            self.candidates[mem_id] = inst
+            self.evidence[mem_id] = ev
+            self._colour_weight[mem_id] = colour_weight
+            self._recalled.add(mem_id)
+            recalled.append(mem_id)
+        if self.config.evidence.enabled:
+            self._show_trusted()
+        return recalled
 
     def _show_trusted(self) -> dict[int, Instance]:
         """Fill ``instances`` with the trusted candidates (every candidate while trust is relaxed); returns them."""
@@ -275,9 +317,10 @@ class InstanceMemory:
         return trusted
 
     def _forget(self, mem_id: int) -> None:
-        del self.candidates[mem_id]
-        del self.evidence[mem_id]
-        self._colour_weight.pop(mem_id, None)
+        self._forgotten[mem_id] = (self.candidates.pop(mem_id), self.evidence.pop(mem_id),
+                                   self._colour_weight.pop(mem_id, 0))
+        while len(self._forgotten) > self.config.evidence.max_forgotten:
+            del self._forgotten[next(iter(self._forgotten))]  # the oldest forgotten first
         for key in [k for k, v in self._key_to_id.items() if v == mem_id]:
             del self._key_to_id[key]
         for ids in self._key_ids.values():
