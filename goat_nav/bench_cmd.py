@@ -12,7 +12,6 @@ from typing import Any, Optional, Sequence
 
 from tqdm import tqdm
 
-from goat_core.baselines.cow_agent import CowAgentConfig
 from goat_core.matching.cow import CowConfig
 from goat_core.matching.lexicon import lexicon_in_use
 from goat_core.matching.matcher import MatcherConfig
@@ -118,6 +117,8 @@ def prepare_run(args: argparse.Namespace, runner: str, pool: Optional[WorkerPool
         episodes = _generate(args, quiet=args.quiet, pool=pool).episodes
         source = f"procedural seed={args.seed}"
     agent = getattr(args, "agent", "goat")
+    if agent == "cow":
+        from goat_core.baselines.cow_agent import CowAgentConfig  # the baseline's modules: only when it runs
     agent_config = CowAgentConfig() if agent == "cow" else agent_config_from_args(args)
     meta: dict[str, Any] = {"suite": args.suite, "source": source, "seed": args.seed, "agent": agent,
                             **protocol_meta(args.suite, run_config, sim_config_from_args(args),

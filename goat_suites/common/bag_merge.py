@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from rosbags.rosbag2 import Reader
-
 from goat_ros.record import TF_STATIC_TOPIC, TOPICS, RecordError, RunRecorder
 
 HEADER_TYPE = "std_msgs/msg/Header"
@@ -62,6 +60,8 @@ def _shifted(msg: Any, offset_ns: int, store: Any) -> Any:
 
 def append_fragment(recorder: RunRecorder, fragment: BagFragment) -> None:
     """Append one episode's fragment to the open run bag at its current clock and move the clock on."""
+    from rosbags.rosbag2 import Reader  # rosbags' bag reader and writer load only for a recorded run
+
     offset_ns = recorder.now_ns
     store = recorder.typestore
     with tempfile.TemporaryDirectory(prefix="goat-fragment-") as tmp:

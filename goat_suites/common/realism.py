@@ -11,15 +11,17 @@ import argparse
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 import numpy as np
 
 from goat_core.errors import ConfigError
 from goat_core.geometry import wrap_angle_rad
-from goat_core.localisation.localiser import Localiser
 from goat_core.types import Observation, Pose2D
 from sim_bridge.embedded.realism import DEPTH_MODELS, REALISM_PROFILES, RealismConfig, realism_profile
+
+if TYPE_CHECKING:  # loaded by localiser_for, when a profile needs it (an ideal run has none)
+    from goat_core.localisation.localiser import Localiser
 
 
 def _multiplier(text: str) -> float:
@@ -120,6 +122,8 @@ def localiser_for(config: RealismConfig) -> Optional[Localiser]:
     filter_depth = config.depth_noise > 0.0
     if not (register or filter_depth):
         return None
+    from goat_core.localisation.localiser import Localiser
+
     return Localiser(register=register, filter_depth_images=filter_depth)
 
 

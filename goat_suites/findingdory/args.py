@@ -18,18 +18,19 @@ import argparse
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from goat_core.errors import ConfigError
 from goat_core.perception.factory import PerceptionConfig, build_perception
 from goat_core.perception.model_folder import check_model_folder
 from goat_ros.record import check_bag_path
-from goat_suites.findingdory.experience_memory import CategoryHistogramEmbedder, ClipFrameEmbedder, FrameEmbedder
 from goat_suites.findingdory.experience_video import VideoEncoding
-from goat_suites.findingdory.memory import MemorySelector
 from goat_suites.findingdory.policy import HIGH_LEVEL_POLICIES, HighLevelPolicy, OracleSelector
 from goat_suites.findingdory.vlm import DEFAULT_FRAME_BUDGET, VlmClient, VlmConfig, VlmSelector
 from sim_bridge.embedded.catalogue import CATALOGUE
+
+if TYPE_CHECKING:  # the memory's modules load when a memory is built: every goat-nav command parses these flags
+    from goat_suites.findingdory.experience_memory import FrameEmbedder
 
 _VLM_DEFAULTS = VlmConfig(url="http://localhost/v1", model="-")
 
@@ -136,6 +137,9 @@ def build_policy(choice: PolicyChoice) -> HighLevelPolicy:
         client = VlmClient(choice.vlm)
         client.check()
         return VlmSelector(client)
+    from goat_suites.findingdory.experience_memory import CategoryHistogramEmbedder, ClipFrameEmbedder
+    from goat_suites.findingdory.memory import MemorySelector
+
     labels = [spec.name for spec in CATALOGUE]
     if choice.perception.backend != "ground_truth":
         check_model_folder(choice.perception.model_dir, choice.perception.backend)

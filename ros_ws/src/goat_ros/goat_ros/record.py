@@ -34,7 +34,7 @@ import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Collection, Mapping, Optional, Protocol
+from typing import TYPE_CHECKING, Any, Collection, Mapping, Optional, Protocol
 
 import numpy as np
 from rosbags.interfaces import (
@@ -47,12 +47,14 @@ from rosbags.interfaces import (
     QosReliability,
     QosTime,
 )
-from rosbags.rosbag2 import CompressionFormat, CompressionMode, StoragePlugin, Writer, WriterError
-from rosbags.typesys import Stores, get_types_from_msg, get_typestore
-from rosbags.typesys.store import Typestore
 
 from goat_core.errors import GoatError
 from goat_core.types import CameraIntrinsics, DiscreteAction, Goal, GoalModality, Observation, Pose2D
+
+if TYPE_CHECKING:  # rosbags' writer and type system load only when a bag is written (a run without --record, and
+    # every suite and command that imports this module for its paths and names, does without them: ~80 ms)
+    from rosbags.rosbag2 import Writer
+    from rosbags.typesys.store import Typestore
 
 # Topic and frame names: the same strings as goat_ros.topics (which needs ROS on the path; this module does not).
 RGB_TOPIC = "/camera/color/image_raw"
@@ -135,6 +137,8 @@ def make_typestore(interfaces_dir: Path = INTERFACES_DIR) -> Typestore:
     if not msg_files or not action_file.is_file():
         raise RecordError(f"goat_interfaces definitions not found: expected {msg_dir}/*.msg and {action_file} "
                           "(recording needs the goat_nav source tree)")
+    from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+
     store = get_typestore(Stores.ROS2_JAZZY)
     types: dict[str, Any] = {}
     for f in msg_files:
@@ -152,6 +156,8 @@ def open_bag(folder: Path, custom_data: Mapping[str, str]) -> Writer:
     cannot be created.
     """
     check_bag_path(folder)
+    from rosbags.rosbag2 import CompressionFormat, CompressionMode, StoragePlugin, Writer, WriterError
+
     writer = Writer(folder, version=Writer.VERSION_LATEST, storage_plugin=StoragePlugin.MCAP)
     # zstd chunks inside the MCAP file (rosbag2's mcap storage reads them); rendered frames shrink ~10x.
     writer.set_compression(CompressionMode.STORAGE, CompressionFormat.ZSTD)
