@@ -35,6 +35,7 @@ NOT_AT_START = {
     "goat_suites.findingdory.experience_memory": "--suite findingdory (its experience memory)",
     "goat_core.localisation.localiser": "--realism with drifting odometry or noisy depth",
     "goat_core.baselines.cow_agent": "--agent cow",
+    "yaml": "--agent-config (the agent's settings file)",
 }
 
 

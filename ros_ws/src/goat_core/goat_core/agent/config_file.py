@@ -13,8 +13,6 @@ import typing
 from pathlib import Path
 from typing import Any, Mapping
 
-import yaml
-
 from goat_core.agent.config import AgentConfig
 from goat_core.errors import ConfigError
 
@@ -27,6 +25,8 @@ def load_agent_config(path: str | Path) -> AgentConfig:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"agent settings file {str(path)!r} does not exist")
+    import yaml  # PyYAML loads with a settings file (a run on the defaults reads none)
+
     try:
         data = yaml.safe_load(path.read_text())
     except yaml.YAMLError as exc:
@@ -45,6 +45,8 @@ def agent_config_from_mapping(data: Any, source: str = "agent settings") -> Agen
 
 def agent_config_to_yaml(config: AgentConfig | None = None) -> str:
     """The settings file of ``config`` (None: the defaults, what config/agent.yaml holds)."""
+    import yaml
+
     plain = _plain(config if config is not None else AgentConfig())
     return yaml.safe_dump({ROOT_KEY: plain}, sort_keys=False, default_flow_style=False)
 
