@@ -170,3 +170,29 @@ def test_a_unit_started_early_that_the_run_does_not_have_is_dropped() -> None:
         sink = Sink()
         pool.run([WorkUnit(1, "u1", None, cost=0.1)], sink, quiet=True)  # a resumed run: unit 0 was finished
     assert sorted(sink.results) == [1]
+
+
+class SlowSink(Sink):
+    """A driver whose results files take ``write_s`` to write (a large results file, a slow disk)."""
+
+    def __init__(self, write_s: float) -> None:
+        super().__init__()
+        self.write_s = write_s
+        self.written_at: list[float] = []  # time.time() as each add returned
+
+    def add(self, result: Any) -> None:
+        time.sleep(self.write_s)
+        super().add(result)
+        self.written_at.append(time.time())
+
+
+def test_a_worker_gets_its_next_unit_before_the_driver_writes_the_last_ones_results() -> None:
+    """The driver hands a finished worker its next episode first and writes the results files after: the worker
+    does not wait for the files (on the 8-episode run that wait was part of the time between a worker's episodes)."""
+    units = [WorkUnit(i, f"u{i}", None, cost=0.5) for i in range(3)]
+    sink = SlowSink(write_s=1.0)
+    with WorkerPool(ParallelConfig(workers=2), SleepyWorkers(build_s=0.0), max_units=len(units)) as pool:
+        pool.run(units, sink, quiet=True)
+    assert sorted(sink.results) == [0, 1, 2]
+    third_started = sink.results[2].payload[1]  # the first worker to finish took unit 2
+    assert third_started < sink.written_at[0] - 0.5, (third_started, sink.written_at)

@@ -466,17 +466,22 @@ class Scheduler(ABC):
                        deque((u, 1) for u in order))
         last_done: dict[str, float] = {}
         step_period_ns = recorder.step_period_ns if recorder is not None else 1
+
+        def hand_out() -> None:
+            while batch.queue and self.idle:
+                worker, (unit, attempt) = self.idle.pop(), batch.queue.popleft()
+                call = self._submit(worker, "run", unit, recorder is not None, step_period_ns)
+                running[call] = (worker, unit, attempt)
+
         try:
             while batch.queue or running:
-                while batch.queue and self.idle:
-                    worker, (unit, attempt) = self.idle.pop(), batch.queue.popleft()
-                    call = self._submit(worker, "run", unit, recorder is not None, step_period_ns)
-                    running[call] = (worker, unit, attempt)
+                hand_out()
                 call = self._wait(list(running))
                 worker, unit, attempt = running.pop(call)
                 result = self._collect(call, worker, unit, attempt, batch)
                 if result is None:
                     continue  # queued again on a fresh worker
+                hand_out()  # the worker's next unit before this one's files: it does not wait for the driver
                 cpu_s = process_cpu_s()
                 for line in result.lines:
                     progress.write(line)
