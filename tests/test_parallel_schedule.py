@@ -152,6 +152,7 @@ def test_a_worker_with_nothing_left_to_generate_starts_the_longest_unit_generate
     the longest episode generated so far meanwhile, and the run takes that result rather than running it again."""
     waits = [0.1, 1.5]  # worker A makes item 0 and is idle for 1.4 s while worker B makes item 1
     with WorkerPool(ParallelConfig(workers=2), SleepyWorkers(build_s=0.0), max_units=2) as pool:
+        map_called = time.time()
         made = pool.map(_wait_s, waits, early=_longest_made)
         map_returned = time.time()
         units = [WorkUnit(i, f"u{i}", None, cost=2.0 * w) for i, w in enumerate(made)]
@@ -161,7 +162,7 @@ def test_a_worker_with_nothing_left_to_generate_starts_the_longest_unit_generate
     assert sorted(sink.results) == [0, 1] and stats.finished == 2 and len(stats.units) == 2  # each unit once
     started = {i: sink.results[i].payload[1] for i in range(2)}
     assert started[0] < map_returned - 1.0  # unit 0 ran while item 1 was still being made
-    assert started[1] >= map_returned
+    assert started[1] >= map_called + waits[1] - 0.05  # unit 1 once item 1 was made
 
 
 def test_a_unit_started_early_that_the_run_does_not_have_is_dropped() -> None:
@@ -196,3 +197,20 @@ def test_a_worker_gets_its_next_unit_before_the_driver_writes_the_last_ones_resu
     assert sorted(sink.results) == [0, 1, 2]
     third_started = sink.results[2].payload[1]  # the first worker to finish took unit 2
     assert third_started < sink.written_at[0] - 0.5, (third_started, sink.written_at)
+
+
+def test_the_workers_start_the_longest_units_as_the_last_item_is_made_not_when_the_run_begins() -> None:
+    """The worker that makes the last item (GOAT: generates the last episode) starts the longest unit not started
+    at once: it does not wait while the driver prepares the run (its results file, the run's meta)."""
+    with WorkerPool(ParallelConfig(workers=2), SleepyWorkers(build_s=0.0), max_units=3) as pool:
+        made = pool.map(_wait_s, [0.1, 0.3, 0.2], early=_longest_made)
+        time.sleep(1.0)  # the driver's work between the generation and the run
+        run_called = time.time()
+        units = [WorkUnit(i, f"u{i}", None, cost=2.0 * w) for i, w in enumerate(made)]
+        sink = Sink()
+        stats = pool.run(units, sink, quiet=True)
+    assert sorted(sink.results) == [0, 1, 2] and stats.finished == 3 and len(stats.units) == 3  # each unit once
+    started = {i: sink.results[i].payload[1] for i in range(3)}
+    # Both workers were under way before the run was called: with the longest two units (1 and 2), in that order.
+    assert max(started[1], started[2]) < run_called - 0.5, (started, run_called)
+    assert started[0] >= run_called - 0.1  # the shortest waited for a free worker

@@ -167,7 +167,8 @@ class WorkerPool:
         a second death, or an exception of ``fn``, stops the map. ``early`` (workers outside this process): a
         worker with no item left to take while others finish theirs starts the unit ``early`` picks from the
         results so far, unrecorded, and the next :meth:`run` takes its result (GOAT: the longest episode generated
-        so far, rather than waiting for the last ones to be generated)."""
+        so far, rather than waiting for the last ones to be generated); once the last item is made, every idle
+        worker starts one (rather than waiting for the driver's next run)."""
         if self._scheduler is not None:
             self.clock.mark("map_started", first=True)
             try:

@@ -422,7 +422,8 @@ class Scheduler(ABC):
     def map(self, fn: Callable[[Item], Result], items: Sequence[Item],
             on_done: Optional[Callable[[Result], None]], early: Optional[EarlyStart] = None) -> list[Result]:
         """``early``: when the last items are under way and a worker has nothing left to take, it starts the unit
-        ``early`` picks (not recorded); the next :meth:`run` takes its result instead of running it again."""
+        ``early`` picks (not recorded), and so does every idle worker once the last item is made; the next
+        :meth:`run` takes their results instead of running them again."""
         shared = self._share(fn)
         queue: deque[tuple[int, int]] = deque((i, 1) for i in range(len(items)))  # (item index, attempt)
         results: dict[int, Result] = {}
@@ -432,12 +433,8 @@ class Scheduler(ABC):
                 while queue and self.idle:
                     worker, (i, attempt) = self.idle.pop(), queue.popleft()
                     running[self._submit(worker, "call", shared, items[i])] = (worker, i, attempt)
-                while early is not None and not queue and running and self.idle:
-                    unit = early(results, {u.key for _, u in self.early.values()})
-                    if unit is None:
-                        break
-                    worker = self.idle.pop()
-                    self.early[self._submit(worker, "run", unit, False, 1)] = (worker, unit)
+                if not queue and running:
+                    self._start_early(early, results)
                 call = self._wait(list(running))
                 worker, i, attempt = running.pop(call)
                 value, died = self._finish(call, worker)
@@ -450,10 +447,22 @@ class Scheduler(ABC):
                 results[i] = value
                 if on_done is not None:
                     on_done(value)
+            # Every item is made: the workers without a unit start the likely longest ones now rather than wait
+            # for the driver's next run (what the run would hand them first: the costliest).
+            self._start_early(early, results)
         finally:
             for worker, _, _ in running.values():
                 self._discard(worker)
         return [results[i] for i in range(len(items))]
+
+    def _start_early(self, early: Optional[EarlyStart], results: Mapping[int, Any]) -> None:
+        """Each idle worker starts the unit ``early`` picks from ``results`` (unrecorded), while it picks one."""
+        while early is not None and self.idle:
+            unit = early(results, {u.key for _, u in self.early.values()})
+            if unit is None:
+                break
+            worker = self.idle.pop()
+            self.early[self._submit(worker, "run", unit, False, 1)] = (worker, unit)
 
     def run(self, units: Sequence[WorkUnit], sink: ResultSink, recorder: Optional[RunRecorder], progress: Progress,
             stats: RunStats) -> None:
