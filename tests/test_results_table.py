@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_a_bench_run_records_its_command_and_the_table_row_shows_it(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "results.json"
-    argv = ["bench", "--episodes", "1", "--seed", "5", "--max-actions", "6", "--quiet", "--out", str(out)]
+    argv = ["bench", "--homes", "small", "--episodes", "1", "--seed", "5", "--max-actions", "6", "--quiet", "--out",
+            str(out)]
     assert main(argv) == 0, capsys.readouterr().err
     results = read_results_json(out)
     assert results.meta["command"] == shlex.join(["goat-nav", *argv])
