@@ -4,7 +4,7 @@ against its estimate, and what handing them out longest first would give on two 
     python benchmarks/bench_episode_cost.py --episodes 8 --seed 5000
     python benchmarks/bench_episode_cost.py --seed 5000 1000 --episodes 8 6   # what the estimate was fitted on
 
-Generates the procedural episodes of ``goat-nav bench --episodes N --seed S`` (default homes), runs them one after
+Generates the procedural episodes of ``goat-nav bench --homes small --episodes N --seed S``, runs them one after
 another in this process (the default agent and run settings, ground-truth perception, as
 ``benchmarks/check_same_actions.py``) and prints per episode its subtasks, the sum of its stored subtask distances
 (``info.subtask_geodesic_distances_m``), its estimate (``goat_suites.common.episode_worker.estimated_actions``), the

@@ -35,6 +35,10 @@ from goat_suites.common.runner import EpisodeRunner, RunConfig
 from goat_suites.goat.generator import episode_config_for, generate_dataset
 from sim_bridge.embedded.home import HOME_KINDS, HomeConfig, home_config_for
 
+# The homes of the committed baselines (benchmarks/baselines/), by the name they record: the small homes of
+# primitives, HomeConfig(), whatever the default homes of goat-nav bench are (docs/homes.md).
+BASELINE_HOMES = HomeConfig().furniture
+
 LETTER = {DiscreteAction.MOVE_FORWARD: "F", DiscreteAction.TURN_LEFT: "L", DiscreteAction.TURN_RIGHT: "R",
           DiscreteAction.LOOK_UP: "U", DiscreteAction.LOOK_DOWN: "D", DiscreteAction.STOP: "S"}
 
@@ -87,7 +91,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=1000)
     parser.add_argument("--episodes", type=int, default=3)
-    parser.add_argument("--homes", choices=HOME_KINDS, default=HomeConfig().furniture)
+    parser.add_argument("--homes", choices=HOME_KINDS, default=BASELINE_HOMES,
+                        help=f"the homes (default {BASELINE_HOMES}: the small homes of the committed baselines, "
+                             "whatever goat-nav bench's default is)")
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--write", type=Path, help="record the run as a reference file")
     what.add_argument("--compare", type=Path, help="rerun the reference file's episodes and compare")

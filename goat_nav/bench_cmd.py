@@ -23,6 +23,7 @@ from goat_ros.record import check_bag_path
 from goat_suites.common.episode_files import load_goat_dataset, save_goat_dataset
 from goat_suites.common.episode_worker import GoatWorkerFactory, longest_generated
 from goat_suites.common.episodes import GoatDataset, GoatEpisode
+from goat_suites.common.home_stats import describe_homes
 from goat_suites.common.parallel import WorkerPool, parallel_config
 from goat_suites.common.protocol_meta import protocol_meta
 from goat_suites.common.realism import realism_deviation, realism_from_args, realism_meta
@@ -121,6 +122,7 @@ def prepare_run(args: argparse.Namespace, runner: str, pool: Optional[WorkerPool
         from goat_core.baselines.cow_agent import CowAgentConfig  # the baseline's modules: only when it runs
     agent_config = CowAgentConfig() if agent == "cow" else agent_config_from_args(args)
     meta: dict[str, Any] = {"suite": args.suite, "source": source, "seed": args.seed, "agent": agent,
+                            "homes": describe_homes(e.scene_id for e in episodes),
                             **protocol_meta(args.suite, run_config, sim_config_from_args(args),
                                             memory_deviation(agent_config)
                                             + realism_deviation(realism_from_args(args))),
@@ -151,6 +153,7 @@ def run_bench(args: argparse.Namespace) -> int:
         run = run_episodes(args, episodes, pool, meta, GOAT)
     records, trajectories = run.records, run.trajectories
     summary = summarise(records)
+    print(f"homes: {meta['homes']}")
     print(format_summary(summary, meta["protocol"]))
     print(f"{len(episodes)} episodes, {len(records)} subtasks in {time.monotonic() - started:.0f} s")
     if args.out is not None:

@@ -30,7 +30,7 @@ from goat_suites.common.agents import AGENTS
 from goat_suites.common.parallel import add_parallel_args, parallel_config
 from goat_suites.common.realism import add_realism_args, check_realism_args
 from goat_suites.findingdory.args import add_findingdory_args
-from sim_bridge.embedded.home import HOME_KINDS, HomeConfig
+from sim_bridge.embedded.home import HOME_KINDS
 
 LIVE_DEFAULT = "127.0.0.1:8765"
 
@@ -52,10 +52,13 @@ def _add_generation_args(p: argparse.ArgumentParser) -> None:
 
 
 def _add_homes_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--homes", choices=HOME_KINDS, default=HomeConfig().furniture,
-                   help="furnished: real 3D models of Debian's sweethome3d-furniture; primitive (default, also "
-                        "'small'): furniture built of MuJoCo boxes, cylinders and spheres; large / large-furnished: "
-                        "real-scale homes of 8-16 rooms along a hallway, densely furnished (docs/homes.md)")
+    p.add_argument("--homes", choices=HOME_KINDS, default=None,
+                   help="large / large-furnished: real-scale homes of 12-16 rooms along a hallway, densely "
+                        "furnished, of MuJoCo primitives / of real 3D models of Debian's sweethome3d-furniture; "
+                        "small (also 'primitive'): 5 rooms in a grid, furniture of MuJoCo boxes, cylinders and "
+                        "spheres; furnished: the same with the 3D models. Default: large-furnished for the GOAT "
+                        "suite of bench and for generate unless --num-rooms is given, small otherwise (other "
+                        "suites, render; docs/homes.md)")
     p.add_argument("--furniture-libraries", default=None, metavar="A,B",
                    help="Sweet Home 3D libraries (.sh3f stems in /usr/share/sweethome3d/furniture) of furnished "
                         "homes, comma-separated (default BlendSwap-CC-0,BlendSwap-CC-BY: the CC0 and CC-BY ones)")

@@ -76,6 +76,8 @@ def _run_name(meta: Mapping[str, Any], count: str) -> str:
     # use_memory sits in the agent's settings (older files: in the run's)
     memory = meta.get("agent_config", {}).get("use_memory", meta.get("run_config", {}).get("use_memory"))
     words = [str(suite), count, str(meta.get("source", "?"))]
+    if meta.get("homes"):  # files written before the large homes became the default say nothing here
+        words.append(f"homes {meta['homes']}")
     if memory is False:
         words.append("no memory")
     if meta.get("protocol"):  # files written before protocols were named say nothing here

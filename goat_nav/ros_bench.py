@@ -188,6 +188,7 @@ def run_ros_bench(args: argparse.Namespace) -> int:
     write(records)
     if not args.quiet:
         print(file=sys.stderr)
+    print(f"homes: {meta['homes']}")
     print(format_summary(summarise(records), meta["protocol"]))
     print(f"{len(episodes)} episodes, {len(records)} subtasks through the ROS graph in "
           f"{time.monotonic() - started:.0f} s")

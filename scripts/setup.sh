@@ -42,7 +42,7 @@ optional_debian_package() {
   fi
 }
 optional_debian_package /usr/share/sweethome3d/furniture/BlendSwap-CC-0.sh3f sweethome3d-furniture \
-  "the 3D models of the furnished homes" "until then use --homes primitive"
+  "the 3D models of the furnished homes" "until then use --homes large or --homes primitive"
 optional_debian_package /usr/share/wordnet/index.noun wordnet-base "WordNet: synonyms of goal words" \
   "until then goal words are resolved by sentence embeddings alone (rare synonyms resolve worse)"
 

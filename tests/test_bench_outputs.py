@@ -20,7 +20,7 @@ from goat_nav.cli import main
 from goat_suites.common.outputs import lock_path
 from goat_suites.common.results import read_results_json
 
-TINY = ["bench", "--episodes", "1", "--seed", "5", "--max-actions", "6", "--quiet"]
+TINY = ["bench", "--episodes", "1", "--seed", "5", "--max-actions", "6", "--quiet", "--homes", "small"]
 
 
 def _fails_at_once(argv: list[str], capsys: pytest.CaptureFixture[str], *expected: str) -> None:
@@ -93,7 +93,8 @@ def test_an_interrupted_run_reads_as_partial_and_its_report_says_so(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "results.json"
     # Three episodes long enough (200 actions a subtask) that the 2nd is still running when Ctrl-C arrives.
-    argv = ["bench", "--episodes", "3", "--seed", "5", "--max-actions", "200", "--quiet", "--out", str(out)]
+    argv = ["bench", "--homes", "small", "--episodes", "3", "--seed", "5", "--max-actions", "200", "--quiet",
+            "--out", str(out)]
     run = subprocess.Popen([sys.executable, "-m", "goat_nav.cli", *argv],
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:

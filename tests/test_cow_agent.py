@@ -198,8 +198,8 @@ def test_cow_runs_a_goat_episode_deterministically_and_records_its_name(embedder
 
     assert actions() == actions()
     out = tmp_path / "cow.json"
-    assert main(["bench", "--agent", "cow", "--episodes", "1", "--seed", "3", "--max-actions", "15", "--quiet",
-                 "--out", str(out)]) == 0
+    assert main(["bench", "--agent", "cow", "--homes", "small", "--episodes", "1", "--seed", "3", "--max-actions",
+                 "15", "--quiet", "--out", str(out)]) == 0
     meta = json.loads(out.read_text())["meta"]
     assert meta["agent"] == "cow"
     assert "found_radius_m" in meta["agent_config"]

@@ -185,8 +185,8 @@ def test_bench_results_carry_meta_scenes(tmp_path) -> None:  # type: ignore[no-u
     import sys
 
     out = tmp_path / "r.json"
-    subprocess.run([sys.executable, "-m", "goat_nav.cli", "bench", "--episodes", "1", "--seed", "1000",
-                    "--max-actions", "3", "--quiet", "--out", str(out)], check=True, timeout=600)
+    subprocess.run([sys.executable, "-m", "goat_nav.cli", "bench", "--homes", "small", "--episodes", "1", "--seed",
+                    "1000", "--max-actions", "3", "--quiet", "--out", str(out)], check=True, timeout=600)
     scenes = json.loads(out.read_text())["meta"]["scenes"]
     assert len(scenes) == 1 and scenes[0]["num_rooms"] == 5 and scenes[0]["num_objects"] > 0
 

@@ -99,8 +99,8 @@ def test_bad_settings_are_named() -> None:
 
 @pytest.mark.slow
 def test_bench_live_serves_the_in_process_run() -> None:
-    bench = subprocess.Popen([sys.executable, "-m", "goat_nav.cli", "bench", "--episodes", "3", "--seed", "1000",
-                              "--live", "127.0.0.1:0", "--quiet"], cwd=ROOT, stdout=subprocess.PIPE,
+    bench = subprocess.Popen([sys.executable, "-m", "goat_nav.cli", "bench", "--homes", "small", "--episodes", "3",
+                              "--seed", "1000", "--live", "127.0.0.1:0", "--quiet"], cwd=ROOT, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
     try:
         assert bench.stderr is not None

@@ -24,15 +24,19 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_a_bench_run_records_its_command_and_the_table_row_shows_it(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "results.json"
-    argv = ["bench", "--episodes", "1", "--seed", "5", "--max-actions", "6", "--quiet", "--out", str(out)]
+    argv = ["bench", "--homes", "small", "--episodes", "1", "--seed", "5", "--max-actions", "6", "--quiet", "--out",
+            str(out)]
     assert main(argv) == 0, capsys.readouterr().err
+    assert "homes: small, 1 home\n" in capsys.readouterr().out  # the homes it ran in, printed and in the meta
     results = read_results_json(out)
     assert results.meta["command"] == shlex.join(["goat-nav", *argv])
+    assert results.meta["homes"] == "small, 1 home"
     row = row_of(out)
     cells = [c.strip() for c in row.strip("|").split(" | ")]
     assert len(cells) == 3, row
     assert cells[0].startswith("goat, 1 episodes (") and "procedural seed=5" in cells[0]
     assert "protocol " in cells[0]  # the protocol the run was scored under
+    assert "homes small, 1 home" in cells[0]
     assert f"SR {results.summary.success_rate:.3f}, SPL {results.summary.spl:.3f}" in cells[1]
     assert cells[2] == f"`{shlex.join(['goat-nav', *argv])}`"
 

@@ -27,7 +27,9 @@ from goat_core.types import GoalModality
 from goat_suites.common.episodes import GoatEpisode, goals_key
 from goat_suites.common.parts import procedural_home
 from sim_bridge.embedded.home import Home
+from sim_bridge.embedded.home_config import home_kind
 from sim_bridge.embedded.navgrid import NavGrid
+from sim_bridge.embedded.scene_ids import SCENE_PREFIX, parse_scene_id
 
 # statistic -> (published value, its source); see the module doc.
 PUBLISHED: dict[str, tuple[float, str]] = {
@@ -37,6 +39,7 @@ PUBLISHED: dict[str, tuple[float, str]] = {
     "objects_per_room": (46.0, "HM3DSem, instances / rooms"),
 }
 _EMBEDDED_SCENE = re.compile(r"^embedded/(home|pasture)_s")
+_HOME_SCENE_PREFIX = SCENE_PREFIX + "_s"  # the scene ids of sim_bridge.embedded.scene_ids
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,20 @@ def scenes_meta(scene_ids: Iterable[str], home_for_scene: Callable[[str], Home] 
         if _EMBEDDED_SCENE.match(scene_id):
             entries.append(scene_meta(home_stats(home_for_scene(scene_id), scene_id=scene_id)))
     return entries
+
+
+def describe_homes(scene_ids: Iterable[str]) -> str:
+    """Which homes a run ran in, as ``--homes`` names them, with the number of each: "large-furnished, 2 homes".
+    ``meta.homes`` of a GOAT results file, the "homes" row of its report and the ``homes:`` line of the command."""
+    kinds: Counter[tuple[str, str]] = Counter()
+    for scene_id in dict.fromkeys(scene_ids):
+        if scene_id.startswith(_HOME_SCENE_PREFIX):
+            kinds[home_kind(parse_scene_id(scene_id)[1]), "home"] += 1
+        elif _EMBEDDED_SCENE.match(scene_id):  # PASTURE's small homes with hidden and uncommon objects
+            kinds["pasture", "home"] += 1
+        else:
+            kinds["another simulator's", "scene"] += 1
+    return "; ".join(f"{kind}, {n} {noun}{'' if n == 1 else 's'}" for (kind, noun), n in kinds.items()) or "none"
 
 
 def subtask_geodesics_m(episode: GoatEpisode, grid: NavGrid) -> list[float]:
@@ -128,5 +145,5 @@ def format_table(summary: dict[str, dict[str, float]], geodesics_m: Sequence[flo
     return "\n".join(lines)
 
 
-__all__ = ["HomeStats", "PUBLISHED", "format_table", "home_stats", "scene_meta", "scenes_meta", "subtask_geodesics_m",
-           "summarise"]
+__all__ = ["HomeStats", "PUBLISHED", "describe_homes", "format_table", "home_stats", "scene_meta", "scenes_meta",
+           "subtask_geodesics_m", "summarise"]

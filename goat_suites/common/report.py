@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
+from goat_suites.common.home_stats import describe_homes
 from goat_suites.common.outputs import partial_run_note
 from goat_suites.common.parts import EPISODE_SCHEMA, SuiteParts
 from goat_suites.common.realism import realism_line
@@ -122,6 +123,9 @@ def render_html_report(records: Sequence[SubtaskRecord], summary: Summary, meta:
     by_index = dict(sorted(summary.by_subtask_index.items()))
     overall_rows: list[list[Any]] = [["SR", f"{summary.success_rate:.3f}"], ["SPL", f"{summary.spl:.3f}"],
                                       ["subtasks", summary.num_subtasks], ["episodes", summary.num_episodes]]
+    scene_ids = [r.scene_id for r in records if r.scene_id is not None]
+    if scene_ids:  # the homes the episodes ran in, as --homes names them (large-furnished, small, ...)
+        overall_rows.append(["homes", describe_homes(scene_ids)])
     overall_rows.append(["realism", realism_line(meta)])  # ideal, or the simulated Stretch's noise (docs/realism.md)
     overall_rows += [[f"ended by {k}", v] for k, v in summary.stop_reasons.items()]
     overall = _table(overall_rows, ["metric", "value"], "overall")

@@ -15,10 +15,25 @@ from goat_suites.common.runner import RunConfig
 from sim_bridge.embedded.home import HomeConfig, home_config_for
 from sim_bridge.embedded.sim import SimConfig
 
+# The homes of a GOAT run when --homes is not given: the large furnished homes (issue 33), for `goat-nav bench` of
+# the GOAT suite and for `goat-nav generate`, whose episodes `bench --episodes-file` replays. The other suites,
+# `goat-nav render` and a run that sets --num-rooms (a setting of the small homes) keep the small homes of
+# primitives, HomeConfig() (docs/homes.md).
+GOAT_DEFAULT_HOMES = "large-furnished"
+
+
+def homes_from_args(args: argparse.Namespace) -> str:
+    """The --homes kind of a command: the flag's, else the default of its command and suite (GOAT_DEFAULT_HOMES)."""
+    kind = getattr(args, "homes", None)
+    if kind is not None:
+        return str(kind)
+    goat = getattr(args, "command", None) in ("bench", "generate") and getattr(args, "suite", "goat") == "goat"
+    return GOAT_DEFAULT_HOMES if goat and getattr(args, "num_rooms", None) is None else "small"
+
 
 def home_config_from_args(args: argparse.Namespace) -> HomeConfig:
     """The home settings of the --num-rooms, --homes and --furniture-libraries flags."""
-    kind = getattr(args, "homes", HomeConfig().furniture)
+    kind = homes_from_args(args)
     base = home_config_for(kind)
     fields: dict[str, Any] = {}
     if getattr(args, "num_rooms", None) is not None:

@@ -43,8 +43,8 @@ def test_node_processes_get_the_fastdds_profile_unless_the_user_names_one() -> N
 @pytest.mark.slow
 def test_the_isolated_bench_graph_scores_every_subtask(tmp_path: Path) -> None:
     episodes, results = tmp_path / "ep.json", tmp_path / "results.json"
-    subprocess.run([*CLI, "generate", "--episodes", "1", "--seed", "7", "--out", str(episodes)], check=True,
-                   capture_output=True)
+    subprocess.run([*CLI, "generate", "--homes", "small", "--episodes", "1", "--seed", "7", "--out", str(episodes)],
+                   check=True, capture_output=True)
     planned = len(json.loads(episodes.read_text())["episodes"][0]["tasks"])
     env = {k: v for k, v in os.environ.items() if k not in ("FASTRTPS_DEFAULT_PROFILES_FILE",
                                                              "FASTDDS_DEFAULT_PROFILES_FILE")}

@@ -53,8 +53,8 @@ DEFAULT_LIBRARIES: tuple[str, ...] = ("BlendSwap-CC-0", "BlendSwap-CC-BY")
 CONVERSION_VERSION = 2
 MAX_TEXTURE_PX = 256
 INSTALL_HINT = (f"install Debian's {DEBIAN_PACKAGE} package (sudo apt-get install {DEBIAN_PACKAGE}, or run "
-                "bash scripts/setup.sh as root), or ask for the primitive furniture explicitly with --homes primitive "
-                "(HomeConfig(furniture='primitive'))")
+                "bash scripts/setup.sh as root), or ask for the primitive furniture explicitly with --homes large "
+                "(the large homes) or --homes primitive (the small ones; HomeConfig(furniture='primitive'))")
 
 Vec3 = tuple[float, float, float]
 

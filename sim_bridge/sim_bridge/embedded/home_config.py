@@ -158,6 +158,18 @@ def home_config_for(kind: str) -> HomeConfig:
     raise SceneGenerationError(f"homes must be one of {HOME_KINDS}, got {kind!r}")
 
 
+def home_kind(config: HomeConfig) -> str:
+    """The name in HOME_KINDS of a config's homes ("small" for the small homes of primitives), with what differs
+    from that kind's settings in parentheses: a small home's rooms, other furniture libraries."""
+    large = config.layout == "large"
+    kind = ("large-furnished" if large else "furnished") if config.furniture == "furnished" \
+        else ("large" if large else "small")
+    details = [] if large or config.num_rooms == HomeConfig().num_rooms else [f"{config.num_rooms} rooms"]
+    if config.furniture == "furnished" and config.furniture_libraries != DEFAULT_LIBRARIES:
+        details.append("+".join(config.furniture_libraries))
+    return kind + (f" ({', '.join(details)})" if details else "")
+
+
 def with_furniture_of(config: HomeConfig, **fields: object) -> HomeConfig:
     """A HomeConfig of ``fields`` that keeps the furniture settings of ``config``."""
     return HomeConfig(furniture=config.furniture, furniture_libraries=config.furniture_libraries,
@@ -192,4 +204,4 @@ def _check_count_pair(name: str, value: tuple[int, int]) -> None:
 __all__ = ["DOOR_END_MARGIN_M", "FLOOR_CLUTTER", "FURNITURE_KINDS", "FURNITURE_TAG_PATTERN", "FurnitureKind",
            "HOME_KINDS", "HomeConfig", "LARGE_FURNITURE_M2_PER_PIECE", "LARGE_HOME_FIELDS", "LAYOUTS", "Layout",
            "OPEN_EDGE_KEEPOUT_M", "STRETCH_BASE_RADIUS_M", "furniture_fields", "furniture_tag", "home_config_for",
-           "large_home_config", "with_furniture_of"]
+           "home_kind", "large_home_config", "with_furniture_of"]
