@@ -164,11 +164,9 @@ class InstanceMemory:
 
     # ------------------------------------------------------------------------------------------ internals
     def _back_project(self, det: Detection, obs: Observation) -> PixelPoints:
-        s = self.config.pixel_stride_px
-        rows, cols = np.nonzero(det.mask[::s, ::s])
-        rows, cols = rows * s, cols * s
+        rows, cols = mask_pixels(det.mask, det.bbox_xyxy, self.config.pixel_stride_px)
         if rows.shape[0] < self.config.min_points:  # small object: use every pixel
-            rows, cols = np.nonzero(det.mask)
+            rows, cols = mask_pixels(det.mask, det.bbox_xyxy, 1)
         pts = pixels_to_episode(obs.depth_m, rows, cols, obs.intrinsics, obs.pose, obs.camera_height_m,
                                 obs.camera_tilt_rad, self.config.max_depth_m)
         band_m = self.config.evidence.mask_depth_band_m
@@ -383,6 +381,27 @@ class InstanceMemory:
             del inst.views[replace]
         position = next((i for i, v in enumerate(inst.views) if v.pixel_count < count), len(inst.views))
         inst.views.insert(position, view)
+
+
+def mask_pixels(mask: np.ndarray, bbox_xyxy: tuple[int, int, int, int], stride_px: int
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Rows and columns of the mask's pixels on every ``stride_px``-th row and column, in raster order: what
+    ``np.nonzero(mask[::s, ::s]) * s`` gives, searched inside the detection's box only.
+
+    A frame of a large home holds ten detections or more, and a search over the whole 360x640 mask costs ten times
+    one over a typical box. The box is used only when it holds every pixel of the mask (two pixel counts, cheap next
+    to the search), so a box that is degenerate or misses part of its mask gives the same answer, slower.
+    """
+    s = stride_px
+    h, w = mask.shape
+    x0, y0, x1, y1 = bbox_xyxy
+    if 0 <= x0 < x1 <= w and 0 <= y0 < y1 <= h:
+        r0, c0 = -(-y0 // s) * s, -(-x0 // s) * s  # the first sampled row and column inside the box
+        if np.count_nonzero(mask[y0:y1, x0:x1]) == np.count_nonzero(mask):
+            rows, cols = np.nonzero(mask[r0:y1:s, c0:x1:s])
+            return rows * s + r0, cols * s + c0
+    rows, cols = np.nonzero(mask[::s, ::s])
+    return rows * s, cols * s
 
 
 def crop_view(mask: np.ndarray, bbox_xyxy: tuple[int, int, int, int], obs: Observation, margin_px: int
