@@ -349,9 +349,9 @@ class InstanceMemory:
         inst.mean_rgb = (prev * w + total) / (w + k)
         self._colour_weight[inst.instance_id] = w + k
 
-    def _view_sector(self, inst: Instance, pose: Pose2D) -> int:
-        """Which of ``view_sectors`` equal angular sectors around the instance the camera looks from."""
-        centre = inst.points_xyz_m[:, :2].mean(axis=0)
+    def _view_sector(self, centre: np.ndarray, pose: Pose2D) -> int:
+        """Which of ``view_sectors`` equal angular sectors around an instance's xy ``centre`` the camera looks
+        from."""
         bearing = math.atan2(pose.y_m - float(centre[1]), pose.x_m - float(centre[0]))
         n = self.config.view_sectors
         return int((bearing + math.pi) / (2.0 * math.pi) * n) % n
@@ -364,8 +364,9 @@ class InstanceMemory:
         than simply the largest overall. The list stays ordered by pixel count, best first.
         """
         count = int(np.count_nonzero(det.mask))
-        sector = self._view_sector(inst, obs.pose)
-        same = [i for i, v in enumerate(inst.views) if self._view_sector(inst, v.pose) == sector]
+        centre = inst.points_xyz_m[:, :2].mean(axis=0)  # once for all the views compared
+        sector = self._view_sector(centre, obs.pose)
+        same = [i for i, v in enumerate(inst.views) if self._view_sector(centre, v.pose) == sector]
         if same:
             if count <= inst.views[same[0]].pixel_count:
                 return
