@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import resource
 import subprocess
 import sys
 import tempfile
@@ -40,23 +41,38 @@ from sim_bridge.embedded.sim import EmbeddedSim
 
 _BUILD = """
 import sys, time
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 from sim_bridge.embedded.home import generate_home, home_config_for
 from sim_bridge.embedded.world import build_model
+t1, c1 = time.perf_counter(), time.process_time()
 home = generate_home({seed}, home_config_for({homes!r}))
+t2, c2 = time.perf_counter(), time.process_time()
 model = build_model(home, 360, 640, 1.0)
-print(f"{{time.perf_counter() - t:.2f}} {{len(home.objects)}} {{model.nmeshface}}")
+t3, c3 = time.perf_counter(), time.process_time()
+print(t3 - t, t1 - t, t2 - t1, t3 - t2, c3 - c, c1 - c, c2 - c1, c3 - c2, len(home.objects), model.nmeshface)
 """
 
 
 def bench_build(seed: int, homes: str) -> None:
-    """Home + MuJoCo model build time in fresh processes: empty model cache, then filled (imports included)."""
+    """Home + MuJoCo model build time in fresh processes: empty model cache, then filled.
+
+    "Cached" means the disk cache under ``$XDG_CACHE_HOME/goat_nav`` (the furniture models converted to meshes,
+    the objects' textures) that the first process filled; the home itself is generated again. Each line gives
+    the wall time from the first import to the compiled model and its parts, and the CPU time: the child's own
+    (imports, home, model) and the whole child process's (Python's start-up included) from the operating system.
+    """
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, XDG_CACHE_HOME=cache)
         for label in ("first (empty cache)", "cached"):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             out = subprocess.run([sys.executable, "-c", _BUILD.format(seed=seed, homes=homes)], env=env, check=True,
                                  capture_output=True, text=True).stdout.split()
-            print(f"home build {label}: {float(out[0]):.2f} s ({out[1]} objects, {out[2]} mesh triangles)")
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            process_cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            wall, cpu = [float(v) for v in out[0:4]], [float(v) for v in out[4:8]]
+            print(f"home build {label}: {wall[0]:.2f} s wall (imports {wall[1]:.2f}, home {wall[2]:.2f}, model "
+                  f"{wall[3]:.2f}); CPU {cpu[0]:.2f} s (imports {cpu[1]:.2f}, home {cpu[2]:.2f}, model {cpu[3]:.2f}), "
+                  f"{process_cpu:.2f} s for the whole process ({out[8]} objects, {out[9]} mesh triangles)")
 
 
 def _render_times(sims: list[EmbeddedSim], steps: int, seed: int) -> tuple[list[list[float]], list[list[float]]]:

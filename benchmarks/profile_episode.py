@@ -26,8 +26,9 @@ import pstats
 import sys
 import time
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from goat_core.agent import AgentConfig
 from goat_core.matching.matcher import MatcherConfig
@@ -142,6 +143,7 @@ def _timed_run(args: argparse.Namespace) -> None:
     timers = _Timers()
     for label, module, owner, name in TIMED:
         timers.wrap(label, module, owner, name)
+    where = _count_camera_places()
     cpu0 = time.process_time()
     timers.start(REST)
     try:
@@ -149,6 +151,7 @@ def _timed_run(args: argparse.Namespace) -> None:
     finally:
         timers.stop()
         timers.unwrap()
+        where.undo()
     run_s = time.process_time() - cpu0
     print(f"{args.homes}, seed {args.seed}, episodes {args.first}..{args.first + args.episodes - 1}: {actions} "
           f"actions; generating {args.first + args.episodes} episode(s) {generation_s:.1f} s CPU, running "
@@ -158,6 +161,42 @@ def _timed_run(args: argparse.Namespace) -> None:
         calls = timers.calls.get(label, 0)
         per = f"{1000 * seconds / calls:>9.2f}" if calls else f"{'':>9}"
         print(f"{label:<50}{seconds:>8.1f}{100 * seconds / run_s:>7.1f}%{calls:>8}{per}")
+    if where.frames:
+        print(f"room culling (large homes): {where.frames} frames, {where.door_gap} with the camera in a door gap "
+              f"({100 * where.door_gap / where.frames:.1f} %), {where.outside} outside every room and door gap")
+
+
+@dataclass
+class _CameraPlaces:
+    """Frames room culling saw, by where the camera stood."""
+
+    frames: int = 0
+    door_gap: int = 0  # in no room, within a wall's thickness of one: chains start from the rooms the door joins
+    outside: int = 0  # in no room and near none: everything drawn
+    undo: Callable[[], None] = lambda: None
+
+
+def _count_camera_places() -> _CameraPlaces:
+    """Count the frames of large homes by where the camera stands (``undo`` puts the original method back)."""
+    from sim_bridge.embedded import world
+
+    zones_class = world._RoomZones
+    original = zones_class.visible_geoms
+    places = _CameraPlaces()
+
+    def counted(zones: Any, eye: Any, rotation: Any, in_frustum: Any) -> Any:
+        visible = original(zones, eye, rotation, in_frustum)
+        places.frames += 1
+        if zones._home.room_at((float(eye[0]), float(eye[1]))) is None:
+            if visible.all():
+                places.outside += 1
+            else:
+                places.door_gap += 1
+        return visible
+
+    zones_class.visible_geoms = counted
+    places.undo = lambda: setattr(zones_class, "visible_geoms", original)
+    return places
 
 
 def _is_project(key: Key) -> bool:

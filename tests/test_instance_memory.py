@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from goat_core.errors import InvalidObservationError
-from goat_core.mapping.instance_memory import InstanceMemory, InstanceMemoryConfig, nearest_distance_2d_m
+from goat_core.mapping.instance_memory import InstanceMemory, InstanceMemoryConfig, mask_pixels, nearest_distance_2d_m
 from goat_core.types import CameraIntrinsics, Detection, Observation, Pose2D
 
 K = CameraIntrinsics.from_hfov(90, 160, math.radians(42.0))
@@ -187,3 +187,28 @@ def test_clear_forgets_everything() -> None:
 def test_bad_config_raises(kwargs: dict[str, float]) -> None:
     with pytest.raises(ValueError):
         InstanceMemoryConfig(**kwargs)
+
+
+@pytest.mark.parametrize("stride", [1, 2, 3])
+@pytest.mark.parametrize("box", [(17, 33, 52, 71), (18, 33, 52, 71), (17, 33, 51, 71), (17, 34, 52, 70),
+                                 (0, 0, 0, 0), (0, 0, K.width, K.height)])
+def test_mask_pixels_searched_in_the_box_are_the_whole_masks(stride: int, box: tuple[int, int, int, int]) -> None:
+    """The box only narrows the search: a box that misses part of the mask (the exact box is the first) or is
+    degenerate gives the same pixels, in the same raster order, as a search of the whole mask."""
+    rng = np.random.default_rng(stride)
+    mask = np.zeros((K.height, K.width), dtype=bool)
+    mask[33:71, 17:52] = rng.random((38, 35)) < 0.6  # odd corners, so the stride's phase matters
+    mask[33, 17] = mask[70, 51] = True
+    want_rows, want_cols = np.nonzero(mask[::stride, ::stride])
+    rows, cols = mask_pixels(mask, box, stride)
+    assert np.array_equal(rows, want_rows * stride) and np.array_equal(cols, want_cols * stride)
+
+
+def test_a_detection_whose_box_misses_part_of_its_mask_is_placed_from_all_of_it() -> None:
+    exact, memory = InstanceMemory(InstanceMemoryConfig()), InstanceMemory(InstanceMemoryConfig())
+    det = detection(5, "chair", *CENTRE)
+    exact.update([det], frame(2.0))
+    x0, y0, x1, y1 = det.bbox_xyxy
+    memory.update([Detection(instance_key=5, category="chair", mask=det.mask, bbox_xyxy=(x0 + 5, y0, x1, y1 - 5))],
+                  frame(2.0))
+    np.testing.assert_array_equal(memory.instances[0].points_xyz_m, exact.instances[0].points_xyz_m)

@@ -270,3 +270,32 @@ def test_room_culling_draws_the_same_pixels_with_fewer_geoms(homes: list[tuple[H
             assert np.array_equal(full.rgb, view.rgb) and np.array_equal(full.segmentation, view.segmentation)
             assert np.allclose(full.depth_m, view.depth_m)
         assert drawn_culled < drawn_all
+
+
+@pytest.mark.parametrize("which", [0, 1])
+def test_from_a_door_gap_room_culling_starts_in_both_rooms_and_draws_the_same_pixels(
+        homes: list[tuple[Home, NavGrid]], which: int) -> None:
+    """A camera in a door gap is in no room (it stands in the wall's thickness): the chains of door gaps start from
+    the two rooms the door joins, rather than drawing the whole home, and the frames are those of drawing all, to
+    the last bit of depth."""
+    from sim_bridge.embedded.world import Renderer
+
+    home, _ = homes[which]
+    views = []
+    for door in home.doors:
+        normal = 0.5 * np.pi if door.axis == "x" else 0.0  # looking across the wall, into one room and the other
+        for yaw in (normal, normal + np.pi, normal + 0.5 * np.pi):
+            views.append(((door.centre_xy_m[0], door.centre_xy_m[1], 1.3), yaw))
+    assert all(home.room_at(eye[:2]) is None for eye, _ in views)
+    with Renderer(home, 160, 90, 1.0) as renderer:
+        culled, drawn_culled, drawn_all = [], 0, 0
+        for eye, yaw in views:
+            culled.append(renderer.render(eye, yaw, -0.2))
+            drawn_culled += int(renderer._visible.sum())
+        renderer._zones = None
+        for (eye, yaw), view in zip(views, culled, strict=True):
+            full = renderer.render(eye, yaw, -0.2)
+            drawn_all += int(renderer._visible.sum())
+            assert np.array_equal(full.rgb, view.rgb) and np.array_equal(full.segmentation, view.segmentation)
+            assert np.array_equal(full.depth_m, view.depth_m)
+        assert drawn_culled < drawn_all  # drawing everything from a door gap: equal counts

@@ -82,3 +82,17 @@ def test_satisfies_the_backend_protocol() -> None:
     backend: PerceptionBackend = GroundTruthPerception(["chair", "cup"])
     assert list(backend.labels) == ["chair", "cup"]
     assert backend.persistent_keys is True
+
+
+def test_the_box_bounds_a_mask_in_pieces_touching_the_frame_edges() -> None:
+    """An instance seen in pieces (a table behind a chair) gets one box around all of them, to the last column."""
+    seg = np.full((K.height, K.width), -1, dtype=np.int32)
+    seg[0:4, 60:64] = 4  # top right corner
+    seg[40:48, 0:2] = 4  # bottom left corner
+    seg[20, 30] = 4  # one stray pixel in the middle
+    det = GroundTruthPerception(["table"], min_pixels=1).detect(make_obs(seg, {4: "table"}))[0]
+    assert det.bbox_xyxy == (0, 0, 64, 48)
+    seg[seg == 4] = -1
+    seg[12:13, 7:30] = 4  # one row
+    det = GroundTruthPerception(["table"], min_pixels=1).detect(make_obs(seg, {4: "table"}))[0]
+    assert det.bbox_xyxy == (7, 12, 30, 13)

@@ -91,7 +91,13 @@ class CatalogueEntry:
     @property
     def folder(self) -> str:
         """The model's folder name inside the zip (unique within a library)."""
-        return PurePosixPath(self.model_path).parent.name
+        return _folder_name(self.model_path)
+
+
+@lru_cache(maxsize=4096)
+def _folder_name(model_path: str) -> str:
+    """A large home's generation asks for model folders ~40,000 times (each model's key): parse each path once."""
+    return PurePosixPath(model_path).parent.name
 
 
 @dataclass(frozen=True)

@@ -342,7 +342,12 @@ class _RoomZones:
     """Room-to-room visibility of a large home: walls reach the ceiling, so a room can only be seen from the
     camera's room through a chain of door gaps each reaching into the view frustum. The open-plan rooms (living
     room, kitchen, dining room, hallway) make one zone. Geoms of rooms no such chain reaches are hidden; walls (and
-    anything of no room) are always drawn. With the camera outside every room (in a doorway) nothing is hidden."""
+    anything of no room) are always drawn. With the camera outside every room (in a door gap, inside the wall's
+    thickness) the chains start from every room within a wall's thickness of it: the two the door joins, whose
+    door gap it stands in; and every floor and ceiling is drawn then, as they are when nothing is hidden (they
+    reach over the walls' centre lines, and coplanar slabs of two rooms meet there: a hidden one could move a
+    depth pixel by a bit of the depth buffer). Only a camera farther from every room (outside the home) draws
+    everything."""
 
     def __init__(self, home: Home, model: mujoco.MjModel, geom_instance: np.ndarray) -> None:
         self._home = home
@@ -356,6 +361,7 @@ class _RoomZones:
         self._num_zones = len(zones)
         room_of_instance = {o.instance_id: o.room_id for o in home.objects}
         self.geom_zone = np.full(model.ngeom, -1, dtype=np.int64)
+        self._slabs = np.zeros(model.ngeom, dtype=bool)  # floors and ceilings
         for geom in range(model.ngeom):
             instance = int(geom_instance[geom])
             if instance >= 0:
@@ -365,6 +371,7 @@ class _RoomZones:
             for prefix in ("floor_", "ceiling_"):
                 if name.startswith(prefix):
                     self.geom_zone[geom] = self._room_zone[int(name[len(prefix):].split("_")[0])]
+                    self._slabs[geom] = True
         # Each door gap (width x wall height) is covered by PORTAL_SPHERES spheres stacked up it: tighter than one.
         h, t, n = home.config.wall_height_m, home.config.wall_thickness_m, PORTAL_SPHERES
         self._portal_zones = [(self._room_zone[d.room_ids[0]], self._room_zone[d.room_ids[1]])
@@ -373,17 +380,26 @@ class _RoomZones:
                                            for d in home.doors for k in range(n)], dtype=np.float64).reshape(-1, 3)
         self._portal_radii = np.asarray([math.sqrt((d.width_m / 2.0) ** 2 + (h / n / 2.0) ** 2 + (t / 2.0) ** 2)
                                          for d in home.doors for _ in range(n)], dtype=np.float64)
+        # Every room rectangle grown by a wall's thickness, and its zone: where a camera in no room starts.
+        rects = [(lo, hi, self._room_zone[room.room_id]) for room in home.rooms for lo, hi in room.rects]
+        self._near_lo = np.asarray([lo for lo, _, _ in rects], dtype=np.float64).reshape(-1, 2) - t
+        self._near_hi = np.asarray([hi for _, hi, _ in rects], dtype=np.float64).reshape(-1, 2) + t
+        self._near_zone = np.asarray([z for _, _, z in rects], dtype=np.int64)
 
     def visible_geoms(self, eye: np.ndarray, rotation: np.ndarray, in_frustum: _FrustumTest) -> np.ndarray:
         room = self._home.room_at((float(eye[0]), float(eye[1])))
-        if room is None:
-            return np.ones(len(self.geom_zone), dtype=bool)
+        if room is not None:
+            starts = [self._room_zone[room.room_id]]
+        else:  # in a door gap: both rooms it joins (see the class doc)
+            near = np.all((self._near_lo <= eye[:2]) & (eye[:2] <= self._near_hi), axis=1)
+            starts = sorted(set(self._near_zone[near].tolist()))
+            if not starts:
+                return np.ones(len(self.geom_zone), dtype=bool)
         open_portals = in_frustum(self._portal_centres, self._portal_radii, eye, rotation)
         seen = np.zeros(self._num_zones + 1, dtype=bool)  # the last entry: geoms of no room (index -1)
         seen[-1] = True
-        start = self._room_zone[room.room_id]
-        seen[start] = True
-        frontier = [start]
+        seen[starts] = True
+        frontier = list(starts)
         while frontier:
             zone = frontier.pop()
             for k, (a, b) in enumerate(self._portal_zones):
@@ -392,7 +408,8 @@ class _RoomZones:
                     if not seen[other]:
                         seen[other] = True
                         frontier.append(other)
-        return np.asarray(seen[self.geom_zone])
+        visible = seen[self.geom_zone]
+        return np.asarray(visible if room is not None else visible | self._slabs)
 
 
 _FrustumTest = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Sequence
 
+import cv2
 import numpy as np
 
 from goat_core.errors import InvalidObservationError
@@ -57,9 +58,9 @@ class GroundTruthPerception:
             if category not in self._label_set:
                 continue
             mask = seg == inst_id
-            rows = np.flatnonzero(mask.any(axis=1))
-            cols = np.flatnonzero(mask.any(axis=0))
-            bbox = (int(cols[0]), int(rows[0]), int(cols[-1]) + 1, int(rows[-1]) + 1)
+            # The box of the mask's pixels in one pass of OpenCV (two numpy reductions over the frame cost more).
+            x, y, w, h = cv2.boundingRect(mask.view(np.uint8))
+            bbox = (x, y, x + w, y + h)
             detections.append(Detection(instance_key=inst_id, category=category, mask=mask, score=1.0,
                                         bbox_xyxy=bbox))
         return detections
