@@ -4,8 +4,7 @@ turns "the red mug on the wooden table in the kitchen" into a target, its colour
 Scoring: each candidate instance of the target label gets the weighted mean of its constraint agreements in
 [0, 1] (colour, room, relation to an anchor instance), which ranks the candidates. The best is a confident
 match when its colour and relation agreements are high and its total is clearly ahead of the best candidate
-elsewhere. The inferred room separates candidates; it counts towards confidence only where the agent's map
-knows the candidate's room (a segment of its explored floor), else it cannot veto the only one that fits.
+elsewhere; the inferred room separates candidates but cannot veto the only one that fits.
 
 Hiding places: when the text puts the target inside, under or behind its anchor ("remote control inside the
 bookshelf") and no remembered target fits that relation, the best remembered anchor (by its own colour and the
@@ -20,7 +19,7 @@ from typing import Mapping, NamedTuple, Optional, Sequence
 import numpy as np
 
 from goat_core.errors import GoatError, InvalidGoalError
-from goat_core.mapping.floor_segments import NO_SEGMENT, FloorSegmentConfig, segment_floor
+from goat_core.mapping.floor_segments import FloorSegmentConfig, segment_floor
 from goat_core.mapping.occupancy import OccupancyGrid
 from goat_core.matching.attributes import ColourConfig, ColourNamer, instance_colour_scores
 from goat_core.matching.base import NO_MATCH, MatchResult
@@ -127,18 +126,14 @@ class DescriptionMatcher:
         self._map = grid
 
     def _room_distributions(self, targets: Sequence[int], instances: Mapping[int, Instance],
-                            feats: Mapping[int, _Features]) -> tuple[dict[int, np.ndarray], set[int]]:
-        """Room distributions of ``targets``, voted by every instance (``feats`` holds them all), and the targets
-        whose room the agent's map knows: those in a segment of it (a room of the explored floor cut at doorways),
-        whose votes come from that room's own objects."""
+                            feats: Mapping[int, _Features]) -> dict[int, np.ndarray]:
+        """Room distributions of ``targets``, voted by every instance (``feats`` holds them all)."""
         segments: Optional[dict[int, int]] = None
         if self._map is not None and targets:
             cut = segment_floor(self._map, self.config.segments)
             segments = {i: cut.segment_of(inst.points_xyz_m[:, :2]) for i, inst in instances.items()}
-        rooms = self.rooms.distributions(targets, instances, {i: f.centroid_m[:2] for i, f in feats.items()},
-                                         segments)
-        mapped = set() if segments is None else {i for i in targets if segments[i] != NO_SEGMENT}
-        return rooms, mapped
+        return self.rooms.distributions(targets, instances, {i: f.centroid_m[:2] for i, f in feats.items()},
+                                        segments)
 
     def reset(self) -> None:
         """Forget everything cached about instances (call when the instance memory is cleared)."""
@@ -212,7 +207,7 @@ class DescriptionMatcher:
         rooms: dict[int, np.ndarray] = {}
         feats = {i: self._features_of(i, instances[i]) for i in (instances if room is not None else ids)}
         if room is not None:
-            rooms, _ = self._room_distributions(ids, instances, feats)
+            rooms = self._room_distributions(ids, instances, feats)
         scored = []
         for aid in ids:
             terms: list[tuple[float, float]] = []
@@ -229,14 +224,10 @@ class DescriptionMatcher:
         """Each target instance's agreement with the description, best first.
 
         The total ranks candidates; equal totals (every candidate's most likely room is the text's) are ordered
-        by the probability of the text's room. Whether the best is good enough is judged on colour and relation,
-        and on the room only where the agent's map knows the candidate's room (it lies in a segment of the
-        explored floor, so its room is voted by the objects of that room, not through walls). Without a map the
-        room inference is often unsure, so it may separate candidates but not veto the only fitting one (tried:
-        a disagreeing room kept the agent exploring; on primitive home 1000-0 #0 the right mug's room disagreed
-        and the subtask took 285 actions instead of 106). With the map it does veto a candidate whose room
-        disagrees (agreement below about 0.4 with a fitting colour): large-furnished 5000-6 #1, "the black fabric
-        table lamp in the bedroom", stopped confidently at the living room's black lamp.
+        by the probability of the text's room. Whether the best is good enough is judged on colour and relation
+        only: the room comes from an inference that is often unsure, so it may separate candidates but not veto
+        the only fitting one (tried: a disagreeing room kept the agent exploring; on primitive home 1000-0 #0 the
+        right mug's room disagreed and the subtask took 285 actions instead of 106).
         """
         if self.parsed is None:
             raise GoatError("DescriptionMatcher used before set_goal()")
@@ -249,9 +240,8 @@ class DescriptionMatcher:
         needed = instances if parsed.room is not None else {i: instances[i] for i in (*targets, *anchors)}
         feats = {i: self._features_of(i, inst) for i, inst in needed.items()}
         rooms: dict[int, np.ndarray] = {}
-        mapped: set[int] = set()
         if parsed.room is not None and targets:
-            rooms, mapped = self._room_distributions(targets, instances, feats)
+            rooms = self._room_distributions(targets, instances, feats)
         scored = []
         for tid in targets:
             certain: list[tuple[float, float]] = []  # (weight, agreement) of colour and relation
@@ -271,8 +261,6 @@ class DescriptionMatcher:
                 terms.append((cfg.room_weight, room_agreement))
                 if not certain:  # the room is all the text says: it has to agree for the match to be sure
                     sure = 1.0 if room_agreement >= cfg.room_only_min_agreement else 0.0
-                elif tid in mapped:  # the map knows the candidate's room: it counts towards confidence too
-                    sure = _weighted_mean([*certain, (cfg.room_weight, room_agreement)])
             scored.append(_Scored(tid, _weighted_mean(terms), sure, relation, room_probability))
         scored.sort(key=lambda s: (-s.total, -s.room_probability, s.instance_id))
         return scored
