@@ -17,6 +17,7 @@ from goat_core.agent.approach import Approach, stop_at
 from goat_core.agent.context import AgentContext
 from goat_core.agent.inspection import bearing_rad, centre_colour, chromaticity
 from goat_core.agent.motion import Motion
+from goat_core.agent.recovering import Recovering
 from goat_core.agent.scanning import Scanning
 from goat_core.agent.targets import Targets
 from goat_core.errors import ConfigError
@@ -309,3 +310,38 @@ def test_the_relaxed_field_opens_a_narrow_gap_and_still_keeps_paths_off_obstacle
     clearance_m = min(distance_to_box(Pose2D(float(x), float(y), 0.0), pillar) for x, y in path)
     # Without the margin's cost the path runs 0.175 m from the pillar: 5 mm from touching it.
     assert clearance_m >= cfg.robot_radius_m + cfg.planner.inflation_margin_m - cfg.occupancy.resolution_m
+
+
+def test_marks_that_seal_the_way_again_after_clear_collisions_are_cleared_once_more() -> None:
+    """Large-furnished 1000-7 #2-#4: clear_collisions ran once early in the subtask; a bump and a twice-refused
+    move in the room's cluttered exit then marked it shut again, the other recoveries could not open it, and the
+    agent gave up after about 50 actions with the goal reachable. The marks are cleared again (a bounded number
+    of times), and the agent drives on."""
+    wall = [Box((3.0, -2.0, 0), (3.1, -0.4, 2.5)), Box((3.0, 0.4, 0), (3.1, 2.0, 2.5))]  # a 0.8 m door at x = 3
+    world = BoxWorld(room(-1, 7, -2, 2) + wall)
+    ctx = _context()
+    obs = _look_around(ctx, world, Pose2D(2.0, 0.0, 0.0))
+    recovering = Recovering(ctx, Approach(ctx))
+
+    def seal_the_door() -> None:
+        for y in np.arange(-0.45, 0.46, 0.05):
+            ctx.grid.mark_collision(Pose2D(2.8, float(y), 0.0), 0.25, 0.05)
+
+    def beyond_the_door_reachable() -> bool:
+        fld = ctx.field(obs.pose, None)
+        beyond = fld.to_cells(np.array([[4.0, 0.0]]))[0]
+        return bool(np.isfinite(fld.distance_m[beyond[0], beyond[1]]))
+
+    assert beyond_the_door_reachable()
+    seal_the_door()
+    assert not beyond_the_door_reachable()
+    action = recovering.recover(obs)  # the first clearing: the ladder's own
+    assert action is not None and ctx.debug.mode == "explore" and ctx.recovery.tried == ["clear_collisions"]
+    for _ in range(ctx.config.recovery.max_collision_clears - 1):
+        seal_the_door()
+        action = recovering.recover(obs)
+        assert action is not None and ctx.debug.mode == "explore" and beyond_the_door_reachable()
+        assert ctx.recovery.tried == ["clear_collisions"]  # the rest of the ladder is still to come
+    seal_the_door()  # once too often: the ladder goes on (relax_inflation cannot open it, reobserve turns)
+    action = recovering.recover(obs)
+    assert ctx.recovery.tried[:2] == ["clear_collisions", "relax_inflation"] and not beyond_the_door_reachable()

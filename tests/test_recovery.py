@@ -43,7 +43,7 @@ def test_disabled_recoveries_start_nothing() -> None:
 
 
 @pytest.mark.parametrize("kwargs", [{"relaxed_radius_slack_m": -0.01}, {"relaxed_radius_slack_m": 0.2},
-                                    {"back_up_steps": -1}])
+                                    {"back_up_steps": -1}, {"max_collision_clears": 0}])
 def test_bad_config_is_named(kwargs: dict[str, float]) -> None:
     with pytest.raises(ValueError, match=next(iter(kwargs))):
         RecoveryConfig(**kwargs)  # type: ignore[arg-type]
@@ -58,3 +58,12 @@ def test_before_settling_for_an_unconfident_match_only_the_pathless_recoveries_r
             pass
     assert names == list(BEFORE_FALLBACK) and "back_up" not in names and not ladder.exhausted
     assert ladder.start_next() == "back_up"  # before giving up, the rest
+
+
+def test_clear_collisions_runs_again_only_after_its_turn_and_a_bounded_number_of_times() -> None:
+    ladder = RecoveryLadder(RecoveryConfig(max_collision_clears=3), TURNS)
+    assert not ladder.clear_again()  # its turn on the ladder has not come yet
+    assert ladder.start_next() == "clear_collisions"
+    assert [ladder.clear_again() for _ in range(3)] == [True, True, False]  # 3 clearings in all
+    ladder.reset()
+    assert ladder.start_next() == "clear_collisions" and ladder.clear_again()  # a new subtask counts anew

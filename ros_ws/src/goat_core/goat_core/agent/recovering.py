@@ -23,6 +23,14 @@ class Recovering:
         planner now allows); None when all were tried (``before_fallback``: all that come before settling for
         an unconfident match)."""
         ctx = self._ctx
+        if ctx.grid.collision.any() and ctx.recovery.clear_again():
+            # Marks made since clear_collisions ran seal the way again: clear them once more before the rest.
+            ctx.grid.clear_collisions()
+            ctx.set_aside.clear()
+            ctx.motion.clear_stuck()
+            action = self._decide_again(obs)
+            if action is not None:
+                return action
         while True:
             name = ctx.recovery.start_next(before_fallback)
             if name is None:

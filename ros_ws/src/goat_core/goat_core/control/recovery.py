@@ -4,7 +4,8 @@ In the manner of nav2's recovery behaviours (clear the costmap, spin, back up, t
 to explore and no confident match can be reached, the map may be wrong rather than the home empty. A collision
 mark or a thin inflated gap can seal a doorway, the coarse planning grid can close a passage the robot fits
 through, the view from the start of a subtask may be stale, and a frontier given up earlier (the robot was stuck
-then) may be reachable now. Each recovery below is tried once per subtask, cheapest first:
+then) may be reachable now. Each recovery below is tried once per subtask, cheapest first (clear_collisions
+again, a bounded number of times, when new marks seal the way after it ran):
 
 1. ``clear_collisions``: forget the collision marks, the map's least reliable obstacles (a bump at a door frame);
 2. ``relax_inflation``: plan on the map's own grid (not the coarser planning grid) with the robot radius less half
@@ -38,6 +39,9 @@ class RecoveryConfig:
 
     enabled: bool = True
     relaxed_radius_slack_m: float = 0.025  # relax_inflation plans with the robot radius less this
+    # clear_collisions runs again, up to this many times a subtask in all, when marks made after it seal the way
+    # again (a bump or a twice-refused move in the same doorway after the first clearing): see clear_again().
+    max_collision_clears: int = 3
     back_up_steps: int = 2  # forward steps after turning around
 
     def __post_init__(self) -> None:
@@ -46,6 +50,8 @@ class RecoveryConfig:
                 f"RecoveryConfig.relaxed_radius_slack_m must be in [0, 0.1) m, got {self.relaxed_radius_slack_m!r}")
         if self.back_up_steps < 0:
             raise ValueError(f"RecoveryConfig.back_up_steps must be >= 0, got {self.back_up_steps!r}")
+        if self.max_collision_clears < 1:
+            raise ValueError(f"RecoveryConfig.max_collision_clears must be >= 1, got {self.max_collision_clears!r}")
 
 
 class RecoveryLadder:
@@ -56,11 +62,28 @@ class RecoveryLadder:
         self._full_circle_turns = full_circle_turns
         self.tried: list[str] = []
         self._queue: list[DiscreteAction] = []
+        self.collision_clears = 0  # times clear_collisions ran this subtask
 
     def reset(self) -> None:
         """A new subtask: every recovery is available again."""
         self.tried.clear()
         self._queue.clear()
+        self.collision_clears = 0
+
+    def clear_again(self) -> bool:
+        """Whether clear_collisions may run once more (and count it): it ran already this subtask, fewer than
+        ``max_collision_clears`` times. The caller asks only when the map holds collision marks again.
+
+        Why: each recovery runs once a subtask, but marks made after the clearing (a bump in a cluttered doorway,
+        a move refused twice at the same pose) can seal the only way out again, and then the rest of the ladder
+        cannot open it: large-furnished 1000-7 #2-#4 gave up after about 50 actions each in a room whose exit
+        the marks had sealed the second time, the goal reachable."""
+        if not self.config.enabled or "clear_collisions" not in self.tried:
+            return False
+        if self.collision_clears >= self.config.max_collision_clears:
+            return False
+        self.collision_clears += 1
+        return True
 
     @property
     def relaxed(self) -> bool:
@@ -91,6 +114,8 @@ class RecoveryLadder:
             return None
         name = RECOVERIES[len(self.tried)]
         self.tried.append(name)
+        if name == "clear_collisions":
+            self.collision_clears += 1
         if name == "reobserve":
             self._queue = [DiscreteAction.TURN_LEFT] * self._full_circle_turns
         elif name == "back_up":
