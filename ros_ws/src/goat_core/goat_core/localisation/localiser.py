@@ -110,6 +110,10 @@ class LocaliserConfig:
     prior_per_m: float = 0.03
     prior_per_rad: float = 0.1
     min_pairs: int = 40
+    # Scan points farther than max_range_m - (the odometry's translation since the last frame) - this margin are
+    # left out of a registration (they still join the map): moving forward, the scan reaches past the map's far
+    # edge, and a point on new surface pairs with the edge behind it, pulling the pose back. Negative: use all.
+    range_edge_margin_m: float = 0.1
     min_paired_fraction: float = 0.15  # of the scan's points (a 30 deg turn keeps ~30 % in view)
     max_correction_m: float = 0.3
     max_correction_rad: float = math.radians(8.0)
@@ -393,6 +397,9 @@ class Localiser:
         sigma_yaw = self._sigma_yaw(moved)
         prior = np.diag([sigma_xy ** -2, sigma_xy ** -2, sigma_yaw ** -2])
         x0 = np.array([predicted.x_m, predicted.y_m, predicted.yaw_rad])
+        if cfg.range_edge_margin_m >= 0.0:
+            reach_m = cfg.max_range_m - math.hypot(moved.x_m, moved.y_m) - cfg.range_edge_margin_m
+            scan = scan[np.hypot(scan[:, 0], scan[:, 1]) <= reach_m]
         x, pairs = self._icp(scan, predicted, prior, self._tree, self._map_xy)
         corrected = Pose2D(float(x[0]), float(x[1]), wrap_angle_rad(float(x[2])))
         shift_m = math.hypot(x[0] - x0[0], x[1] - x0[1])
