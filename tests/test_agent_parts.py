@@ -312,13 +312,16 @@ def test_the_relaxed_field_opens_a_narrow_gap_and_still_keeps_paths_off_obstacle
     assert clearance_m >= cfg.robot_radius_m + cfg.planner.inflation_margin_m - cfg.occupancy.resolution_m
 
 
-@pytest.mark.parametrize(("sensing_exact", "turns"), [(True, True), (False, False)])
-def test_under_approximate_sensing_a_target_a_little_past_half_a_turn_is_faced_without_a_turn(
-        sensing_exact: bool, turns: bool) -> None:
+@pytest.mark.parametrize(("sensing_exact", "tolerance_turns", "turns"),
+                         [(True, 0.7, True), (False, 0.7, False),
+                          (False, AgentConfig().approximate_heading_tolerance_turns, True)])
+def test_the_approximate_turn_tolerance_faces_a_target_a_little_past_half_a_turn_without_a_turn(
+        sensing_exact: bool, tolerance_turns: float, turns: bool) -> None:
     """At the goal spot the agent faces the target before STOP. A target 17 deg off the heading is turned to
-    under exact sensing (half a turn step, 15 deg, as before); under approximate sensing a turn is off by a few
-    degrees, and a turn from 17 deg would often overshoot past -15 deg and turn back: it is faced as it is."""
-    ctx = _context()
+    under exact sensing (half a turn step, 15 deg) whatever the approximate tolerance; under approximate sensing
+    a tolerance of 0.7 turn steps faces it as it is (a turn from 17 deg can overshoot past -15 deg and turn
+    back). The default (0.5) turns as exact sensing does."""
+    ctx = _context(AgentConfig(approximate_heading_tolerance_turns=tolerance_turns))
     approach = Approach(ctx)
     world = BoxWorld(two_rooms())
     obs = dataclasses.replace(world.reset(ORIGIN), sensing_exact=sensing_exact)
@@ -334,7 +337,8 @@ def test_the_approximate_turn_tolerance_spares_the_turns_back_of_noisy_turns() -
     """Why the tolerance is wider under approximate sensing: facing a heading with the stretch profile's noisy
     turns (sim_bridge's motion model, LoCoBot ILQR at 0.5: 3 deg sd per 30 deg turn) from 400 random headings,
     half a turn step of tolerance turns back (left then right) 15 times in 1198 turns; 0.7 steps never, in 1090
-    turns (a wider tolerance also accepts more headings without a last turn)."""
+    turns (a wider tolerance also accepts more headings without a last turn). In the agent this did not pay
+    (docs/realism.md, stop 38), so the default stays at half a step."""
     from sim_bridge.embedded.realism import MOTION_PROFILES, MotionNoiseModel
 
     model = MotionNoiseModel(MOTION_PROFILES["locobot_ilqr"], 0.5)
@@ -354,7 +358,7 @@ def test_the_approximate_turn_tolerance_spares_the_turns_back_of_noisy_turns() -
         return back, total
 
     half_back, half_total = turns_back(0.5)
-    wide_back, wide_total = turns_back(AgentConfig().approximate_heading_tolerance_turns)
+    wide_back, wide_total = turns_back(0.7)
     assert half_back >= 10
     assert wide_back == 0
     assert wide_total < 0.95 * half_total
