@@ -70,8 +70,8 @@ class AgentConfig:
     # heading error just past half a turn step can overshoot into the opposite error and turn back (at a goal
     # spot or a detour). Every turn-in-place decision then tolerates this many turn steps (the waypoint's at
     # least ``heading_tolerance_turns``); exact sensing keeps half a step and the above. 0.5: as exact sensing.
-    # 0.7 was measured in stop 38 and not kept: seed 1000 fell from SR 0.940 / SPL 0.623 to a lower SR and SPL
-    # (docs/realism.md, "Stop 38").
+    # 0.7 was measured in stop 38 and not kept: `--realism stretch`, seed 1000, 20 episodes, SR / SPL 0.890 /
+    # 0.584 against 0.930 / 0.625 at 0.5 (docs/realism.md, "Stop 38").
     approximate_heading_tolerance_turns: float = 0.5
     # Image goals that no remembered view matches once the home is explored: visit the most similar-looking
     # instances (goal picture centre colour vs instance colour) from a side not seen yet, up to this many.
