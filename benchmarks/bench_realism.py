@@ -60,6 +60,9 @@ class SettingResult:
     turn_path_share: float  # of the path walked, the share walked by turns in place (motion noise)
     scan_turn_path_share: float  # ... of which by the look-arounds' turns (the agent's mode "scan")
     turns_per_subtask: float  # turns in place per subtask, all modes
+    turns_by_mode: dict[str, float]  # ... per agent mode (the mode that chose the turn)
+    reversals_per_subtask: float  # turns right after the opposite turn, per subtask
+    end_turns_per_subtask: float  # turns after a subtask's last forward move (facing the goal before STOP)
     elapsed_s: float
     failures: dict[str, int]  # failed subtasks per class (goat_suites.common.failures), classes with none left out
 
@@ -117,13 +120,15 @@ def _run(name: str, realism: RealismConfig, episodes: list[GoatEpisode], max_act
     scan_turned_m = 0.0  # ... by the turns of look-arounds
     turns = 0
     last: Optional[tuple[DiscreteAction, np.ndarray, str]] = None  # the previous action, where it started, its mode
+    turns_by_mode: dict[str, int] = {}  # turns in place per agent mode
+    reversals = 0  # a turn against the previous action's turn (left then right): dithering about a heading
 
     # GOAT-Bench's budget (5000 actions per episode) unless --max-actions asks for one per subtask
     run_config = RunConfig() if max_actions is None else RunConfig(max_actions_per_subtask=max_actions)
     with EpisodeRunner(run_config, AgentConfig(), MatcherConfig(), SimConfig(realism=realism),
                        embedder=embedder) as runner:
         def on_step(obs: Observation, action: DiscreteAction) -> None:
-            nonlocal collisions, turned_m, scan_turned_m, turns, last
+            nonlocal collisions, turned_m, scan_turned_m, turns, last, reversals
             collisions += int(obs.collided)
             assert runner._sim is not None
             here = runner._sim.base_pose_world.xy()
@@ -133,6 +138,9 @@ def _run(name: str, realism: RealismConfig, episodes: list[GoatEpisode], max_act
                 turns += 1
                 if last[2] == "scan":
                     scan_turned_m += moved_m
+                turns_by_mode[last[2]] = turns_by_mode.get(last[2], 0) + 1
+                if {action, last[0]} == {DiscreteAction.TURN_LEFT, DiscreteAction.TURN_RIGHT}:
+                    reversals += 1
             last = (action, here, runner.agent.debug_state().mode)
 
         for episode in tqdm(episodes, desc=name, unit="ep", file=sys.stderr):
@@ -159,7 +167,16 @@ def _run(name: str, realism: RealismConfig, episodes: list[GoatEpisode], max_act
         end_error_median_m=statistics.median(pos[ends]) if ends and len(pos) else 0.0,
         turn_path_share=turned_m / max(walked_m, 1e-9), scan_turn_path_share=scan_turned_m / max(walked_m, 1e-9),
         turns_per_subtask=turns / max(summary.num_subtasks, 1),
+        turns_by_mode={k: v / max(summary.num_subtasks, 1) for k, v in sorted(turns_by_mode.items())},
+        reversals_per_subtask=reversals / max(summary.num_subtasks, 1),
+        end_turns_per_subtask=sum(_end_turns(r.actions or ()) for r in records) / max(summary.num_subtasks, 1),
         elapsed_s=time.monotonic() - started, failures={k: v for k, v in summary.failures.items() if v})
+
+
+def _end_turns(actions: tuple[DiscreteAction, ...]) -> int:
+    """Turns in place after the last forward move."""
+    last = max((i for i, a in enumerate(actions) if a is DiscreteAction.MOVE_FORWARD), default=-1)
+    return sum(a in (DiscreteAction.TURN_LEFT, DiscreteAction.TURN_RIGHT) for a in actions[last + 1:])
 
 
 def _pct(values: np.ndarray, q: float) -> float:
@@ -190,7 +207,8 @@ def main() -> int:
     parser.add_argument("--multipliers", default="0.5,1,2", help="the sweep's multipliers (0 is the ideal run)")
     parser.add_argument("--max-actions", type=int, default=None,
                         help="action budget per subtask (default: GOAT-Bench's 5000 per episode, as goat-nav bench)")
-    parser.add_argument("--homes", choices=FURNITURE_KINDS, default=HomeConfig().furniture)
+    # The small primitive homes, where the realism rows of docs/results.md come from (not the CLI's default homes)
+    parser.add_argument("--homes", choices=FURNITURE_KINDS, default="primitive")
     parser.add_argument("--diagnose", action="store_true",
                         help="print each failed subtask's stop: true and believed distance, pose error, last actions")
     parser.add_argument("--first-episode", type=int, default=0, help="skip the seed's episodes before this one")
@@ -211,6 +229,12 @@ def main() -> int:
     for name in names:  # each row as soon as it is measured (long runs on a shared machine)
         results.append(_run(name, _setting(name, args.seed), episodes, args.max_actions, embedder, args.diagnose))
         print(_table(results).splitlines()[-1] if len(results) > 1 else _table(results), flush=True)
+        if args.diagnose:
+            r = results[-1]
+            print(f"{r.name} turns per subtask by mode: "
+                  + " ".join(f"{k} {v:.1f}" for k, v in r.turns_by_mode.items())
+                  + f"; reversals (a turn right after the opposite one) {r.reversals_per_subtask:.1f}; turns after "
+                  f"the last forward move {r.end_turns_per_subtask:.1f}", flush=True)
     if args.out is not None:
         rows: list[dict[str, Any]] = [r.__dict__ for r in results]
         args.out.write_text(json.dumps({"episodes": args.episodes, "seed": args.seed, "rows": rows}, indent=2))

@@ -100,7 +100,7 @@ class Approach:
                 return None
             ctx.grid.mark_collision(pose, cfg.robot_radius_m + cfg.collision_ahead_m, cfg.collision_half_width_m)
         path = fld.path_xy(target)
-        action = ctx.motion.drive(fld, path, pose)
+        action = ctx.motion.drive(fld, path, pose, obs.sensing_exact)
         return ctx.emit(action, "goto", fld.to_xy(np.array([target]))[0], path, inst.instance_id, match)
 
     def _approach_by_sight(self, inst: Instance, fld: PlanningField, obs: Observation) -> Optional[DiscreteAction]:
@@ -129,7 +129,7 @@ class Approach:
             min(cfg.start_stop_radius_m, cfg.max_stop_radius_m)
         if float(gaps_m[nearest]) <= radius_m:
             return None
-        action = turn_toward(heading_error_rad(pose, points[nearest, :2]), 0.5 * cfg.actions.turn_rad)
+        action = turn_toward(heading_error_rad(pose, points[nearest, :2]), cfg.turn_tolerance_rad(exact=False))
         if action is None:
             if obs.collided or not fld.forward_free(pose.yaw_rad, cfg.actions.forward_m):
                 return None
@@ -158,7 +158,7 @@ class Approach:
             return None
         rel = inst.points_xyz_m[:, :2] - pose.xy()
         nearest = inst.points_xyz_m[int(np.argmin(np.einsum("ij,ij->i", rel, rel))), :2]
-        turn = turn_toward(heading_error_rad(pose, nearest), 0.5 * cfg.actions.turn_rad)
+        turn = turn_toward(heading_error_rad(pose, nearest), cfg.turn_tolerance_rad(obs.sensing_exact))
         if turn is not None:
             return turn
         uv, depth = episode_to_pixels(inst.points_xyz_m, obs.intrinsics, pose, obs.camera_height_m,

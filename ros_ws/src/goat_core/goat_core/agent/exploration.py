@@ -37,5 +37,5 @@ def explore_step(ctx: AgentContext, fld: PlanningField, obs: Observation, match:
     if frontier is None:
         return None
     path = fld.path_xy(frontier.target_cell)
-    action = ctx.motion.drive(fld, path, pose)
+    action = ctx.motion.drive(fld, path, pose, obs.sensing_exact)
     return ctx.emit(action, "explore", frontier.target_xy_m, path, None, match)

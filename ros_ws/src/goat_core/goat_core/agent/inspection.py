@@ -132,7 +132,8 @@ class Inspection:
         if new_side or at_spot:
             return self.approach.goto(inst, fld, obs, match, seen)
         path = fld.path_xy(goal[0])
-        return self.ctx.emit(self.ctx.motion.drive(fld, path, pose), "goto", spot_xy, path, inst.instance_id, match)
+        return self.ctx.emit(self.ctx.motion.drive(fld, path, pose, obs.sensing_exact), "goto", spot_xy, path,
+                             inst.instance_id, match)
 
     def _next(self, match: MatchResult, pose: Pose2D) -> Optional[Instance]:
         """The candidate under inspection, the cheapest to reach of those tied with the best, the matcher's best,

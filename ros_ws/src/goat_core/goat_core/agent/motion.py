@@ -9,7 +9,7 @@ import numpy as np
 
 from goat_core.agent.config import AgentConfig
 from goat_core.control.planner import PlanningField
-from goat_core.control.policy import drive_step, went_nowhere
+from goat_core.control.policy import drive_along, drive_step, went_nowhere
 from goat_core.geometry import wrap_angle_rad
 from goat_core.types import DiscreteAction, Pose2D
 
@@ -65,7 +65,7 @@ class Motion:
             return True
         return went_nowhere(self.recent_xy, cfg.no_progress_steps, cfg.progress_m)
 
-    def drive(self, fld: PlanningField, path: np.ndarray, pose: Pose2D) -> DiscreteAction:
+    def drive(self, fld: PlanningField, path: np.ndarray, pose: Pose2D, exact: bool = True) -> DiscreteAction:
         """A step along the path (goat_core.control.policy.drive_along), keeping the committed detour heading.
 
         A new detour means the move along the path's direction was refused (the map says the base would touch
@@ -73,8 +73,17 @@ class Motion:
         open by the robot's trail). When that happens again where a detour already began this subtask, at the
         same heading, the detour led back to the same refusal (six turns, a step, six turns back, a step, ...):
         ``refused_again`` keeps the pose, for the agent to mark the refused move as a bump (:meth:`take_refused`).
+        Under approximate sensing (``exact`` False) the turn tolerances are
+        ``AgentConfig.approximate_heading_tolerance_turns``.
         """
-        action, commit = drive_step(self.config, fld, path, pose, self.commit_yaw)
+        if exact:
+            action, commit = drive_step(self.config, fld, path, pose, self.commit_yaw)
+        else:
+            cfg = self.config
+            loose = cfg.approximate_heading_tolerance_turns
+            action, commit = drive_along(fld, path, pose, self.commit_yaw, cfg.actions.turn_rad,
+                                         cfg.actions.forward_m, cfg.planner.lookahead_m,
+                                         max(loose, cfg.heading_tolerance_turns), loose)
         if commit is not None and commit != self.commit_yaw:
             if any(self._same_pose(pose, p) for p in self.detour_poses):
                 self.refused_again = pose

@@ -61,15 +61,16 @@ def tilt_action(tilt_rad: float, target_tilt_rad: float, look_rad: float) -> Opt
 
 def drive_along(fld: PlanningField, path: np.ndarray, pose: Pose2D, commit_yaw_rad: Optional[float],
                 turn_rad: float, forward_m: float, lookahead_m: float, heading_tolerance_turns: float,
-                ) -> tuple[DiscreteAction, Optional[float]]:
+                commit_tolerance_turns: float = 0.5) -> tuple[DiscreteAction, Optional[float]]:
     """One discrete step along ``path``, and the heading committed to for the next step (None if none).
 
     Face the path's lookahead waypoint, then move; when the heading that points at the waypoint would drive the
     base into a mapped obstacle, commit to the nearest heading whose move is free and turn to it before trying
-    the waypoint again, so the robot does not swing back and forth between the two.
+    the waypoint again, so the robot does not swing back and forth between the two. The committed heading is
+    reached within ``commit_tolerance_turns`` turn steps (more than half a step when turns are inexact).
     """
     if commit_yaw_rad is not None:
-        to_commit = turn_toward(wrap_angle_rad(commit_yaw_rad - pose.yaw_rad), 0.5 * turn_rad)
+        to_commit = turn_toward(wrap_angle_rad(commit_yaw_rad - pose.yaw_rad), commit_tolerance_turns * turn_rad)
         if to_commit is not None:
             return to_commit, commit_yaw_rad
         if fld.forward_free(pose.yaw_rad, forward_m):
