@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from goat_core.types import DiscreteAction
-from sim_bridge.embedded.home import Home, HomeConfig, ObjectSpec, generate_home
+from sim_bridge.embedded.home import Home, HomeConfig, ObjectSpec, generate_home, large_home_config
 from sim_bridge.embedded.home_types import Part
 from sim_bridge.embedded.navgrid import FLOOR_CLIMB_HEIGHT_M, NavGrid
 from sim_bridge.embedded.sim import EmbeddedSim
@@ -76,3 +76,18 @@ def test_an_object_above_the_climb_height_still_blocks(home: Home, start: np.nda
             collided = collided or obs.collided
         assert collided
         assert obs.pose.x_m < AHEAD_M - sim.config.robot_radius_m + 1e-9
+
+
+def test_a_large_home_blocks_only_with_its_taller_floor_objects() -> None:
+    """In a generated large home the grid is the one of the home without its low floor objects (they are many:
+    books, bowls), while taking away a taller floor object frees floor."""
+    home = generate_home(3, large_home_config())
+    floor = [o for o in home.objects if o.receptacle_id is None]
+    low = {o.object_id for o in floor if o.bbox_max_m[2] < FLOOR_CLIMB_HEIGHT_M}
+    assert len(low) >= 3
+    grid = NavGrid.from_home(home)
+    without_low = dataclasses.replace(home, objects=tuple(o for o in home.objects if o.object_id not in low))
+    assert np.array_equal(NavGrid.from_home(without_low).obstacle, grid.obstacle)
+    tall = next(o for o in floor if o.bbox_max_m[2] >= FLOOR_CLIMB_HEIGHT_M and not o.is_receptacle)
+    without_tall = dataclasses.replace(home, objects=tuple(o for o in home.objects if o is not tall))
+    assert NavGrid.from_home(without_tall).obstacle.sum() < grid.obstacle.sum()
