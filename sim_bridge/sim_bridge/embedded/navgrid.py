@@ -24,6 +24,12 @@ DEFAULT_GRID_RESOLUTION_M = 0.05
 # Models: only their faces up to this height block the robot (the Stretch is 1.41 m tall; the agent's map counts
 # depth points up to 1.5 m as obstacles). Primitive objects block their whole bounding box.
 MODEL_OBSTACLE_HEIGHT_M = 1.5
+# Objects on the floor whose top (world z; the floor is z = 0) is below this height do not block the robot: it
+# drives over them (a book, a bowl, a flat basket). 0.1 m is what the agent's depth map cannot tell from the floor
+# (goat_core OccupancyConfig.obstacle_min_height_m: points below 0.1 m are floor), so no obstacle is invisible to
+# the agent; about the Stretch's drive wheel diameter (0.1016 m). Habitat, which GOAT-Bench runs on, is more lenient:
+# its navmesh steps over anything below NavMeshSettings.agent_max_climb, 0.2 m by default. docs/homes.md.
+FLOOR_CLIMB_HEIGHT_M = 0.1
 PointLike = Union[Sequence[float], np.ndarray]
 GRID_PAD_CELLS = 2  # blocked border around the home, so every free cell has all its neighbours in the grid
 
@@ -66,7 +72,8 @@ class NavGrid:
     def from_home(cls, home: Home, resolution_m: float = DEFAULT_GRID_RESOLUTION_M,
                   robot_radius_m: Optional[float] = None) -> NavGrid:
         """Walls, the outside and the footprints of objects standing on the floor are obstacles (a model's
-        footprint: the cells under its faces up to MODEL_OBSTACLE_HEIGHT_M; a primitive's: its bounding box)."""
+        footprint: the cells under its faces up to MODEL_OBSTACLE_HEIGHT_M; a primitive's: its bounding box).
+        Floor objects whose top is below FLOOR_CLIMB_HEIGHT_M are driven over: they block nothing."""
         if not (math.isfinite(resolution_m) and resolution_m > 0.0):
             raise SceneGenerationError(f"grid resolution_m must be a positive number, got {resolution_m!r}")
         pad = GRID_PAD_CELLS * resolution_m
@@ -85,7 +92,7 @@ class NavGrid:
             raster.fill(wall, box.min_m[0], box.min_m[1], box.max_m[0], box.max_m[1])
         obstacle = wall.copy()
         for obj in home.objects:
-            if obj.receptacle_id is not None:
+            if obj.receptacle_id is not None or obj.bbox_max_m[2] < FLOOR_CLIMB_HEIGHT_M:
                 continue
             if obj.model is not None:
                 fur = furnisher(home.config.furniture_libraries, home.config.furniture_dir)
