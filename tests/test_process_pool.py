@@ -255,3 +255,40 @@ def test_a_run_on_workers_says_where_its_time_went_outside_the_episodes(capsys: 
     firsts = [min(u.started_at for u in pool.stats.units if u.worker == n) for n in episodes]
     assert all(marks["run_started"][0] <= t <= marks["run_ended"][0] for t in firsts)
     assert "generation [" in line and "the rest [" in line and "during the episodes" in line
+
+
+@dataclass(frozen=True)
+class EnvWorkers:
+    def __call__(self) -> EnvWorker:
+        return EnvWorker()
+
+
+class EnvWorker:
+    def run_unit(self, unit: WorkUnit, recorder: Any, emit: Callable[[str], None]) -> str:
+        return os.environ.get("LP_NUM_THREADS", "unset")
+
+    def close(self) -> None:
+        pass
+
+
+def test_renderer_threads_share_the_cores_among_the_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each worker's llvmpipe gets its share of the cores (its threads would only contend with the other
+    workers'), unless the user has set LP_NUM_THREADS."""
+    from goat_suites.common.process_pool import renderer_threads
+
+    monkeypatch.delenv("LP_NUM_THREADS", raising=False)
+    assert renderer_threads(2, cores=2) == "1"
+    assert renderer_threads(4, cores=16) == "4"
+    assert renderer_threads(8, cores=2) == "1"
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    sink = Sink()
+    with WorkerPool(TWO, EnvWorkers(), max_units=2) as pool:
+        pool.run(_units(2), sink, quiet=True)
+    assert [sink.results[i].payload for i in range(2)] == ["1", "1"]
+    assert "LP_NUM_THREADS" not in os.environ  # the command's own process keeps its threads
+    monkeypatch.setenv("LP_NUM_THREADS", "3")
+    assert renderer_threads(2, cores=2) == "3"
+    sink = Sink()
+    with WorkerPool(TWO, EnvWorkers(), max_units=2) as pool:
+        pool.run(_units(2), sink, quiet=True)
+    assert [sink.results[i].payload for i in range(2)] == ["3", "3"]
