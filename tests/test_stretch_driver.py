@@ -519,6 +519,7 @@ def test_node_serves_execute_action_and_refuses_unsafe_steps() -> None:
     from goat_interfaces.action import ExecuteAction
     from goat_ros import conversions as cv
     from goat_ros import topics
+    from goat_ros.spin import stop_threaded_executor
     from goat_stretch.driver import MonotonicClock
     from goat_stretch.driver_node import StretchDriverNode
 
@@ -564,7 +565,7 @@ def test_node_serves_execute_action_and_refuses_unsafe_steps() -> None:
         stamp_ns = cv.ns_from_time(moved.observation_stamp)  # type: ignore[attr-defined]
         assert stamp_ns > sent_ns and stamp_ns in frame_stamps_ns  # a frame taken after the motion
     finally:
-        executor.shutdown()
+        stop_threaded_executor(executor, spinner)  # no callback still running when the nodes go
         driver.close()
         assert robot.stopped and robot.base.commands[-1] == ("stop", 0.0)  # shut-down stops the base
         driver.destroy_node()
@@ -660,6 +661,7 @@ def test_operator_node_records_the_service_verdict(tmp_path: Path) -> None:
 
     from goat_interfaces.msg import SubtaskOutcome, SubtaskResult
     from goat_ros import topics
+    from goat_ros.spin import stop_threaded_executor
     from goat_suites.common.results import read_results_json
     from goat_suites.ros.operator_node import CONFIRM_SERVICE, RELIABLE, OperatorNode
 
@@ -695,7 +697,7 @@ def test_operator_node_records_the_service_verdict(tmp_path: Path) -> None:
         assert record.success and record.scene_id == "lab"
         assert json.loads(log.read_text())["confirmed_by"] == "service"
     finally:
-        executor.shutdown()
+        stop_threaded_executor(executor, spinner)  # no callback still running when the nodes go
         node.destroy_node()
         peer.destroy_node()
         rclpy.try_shutdown()

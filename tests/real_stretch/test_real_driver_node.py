@@ -38,6 +38,7 @@ def test_node_starts_stretch_body_serves_a_turn_and_stops_the_base_at_shutdown(
 
     from goat_interfaces.action import ExecuteAction
     from goat_ros import topics
+    from goat_ros.spin import stop_threaded_executor
     from goat_stretch.driver_node import StretchDriverNode
 
     fake = fake_hardware()
@@ -62,7 +63,7 @@ def test_node_starts_stretch_body_serves_a_turn_and_stops_the_base_at_shutdown(
         assert result.pose.theta == pytest.approx(math.radians(30.0), abs=math.radians(2.0))
         assert tilts and all(abs(t) < 0.02 for t in tilts), tilts  # the head stays level, as the servo reports it
     finally:
-        executor.shutdown()
+        stop_threaded_executor(executor, spinner)  # no callback still running when the nodes go
         driver.close()  # stops the base, then stretch_body (every motor in safety)
         end_event_loop(driver._robot)
         driver.destroy_node()

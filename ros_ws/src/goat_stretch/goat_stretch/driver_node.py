@@ -224,18 +224,22 @@ def main(args: Optional[list[str]] = None) -> None:
     import rclpy
     from rclpy.executors import MultiThreadedExecutor
 
+    from goat_ros.spin import stop_threaded_executor
+
     rclpy.init(args=args)
     node: Optional[StretchDriverNode] = None
+    executor = MultiThreadedExecutor(num_threads=4)  # sensors, an action, cmd_vel and its check, cancels
     try:
         node = StretchDriverNode()
-        executor = MultiThreadedExecutor(num_threads=4)  # sensors, an action, cmd_vel and its check, cancels
         executor.add_node(node)
         executor.spin()
     except shutdown_exceptions():  # Ctrl-C, also as stretch_body's own ThreadServiceExit
         pass
     finally:
         if node is not None:
-            node.close()
+            node.close()  # the base stops first; callbacks still running then end before the node goes
+        stop_threaded_executor(executor)
+        if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
 
