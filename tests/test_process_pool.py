@@ -277,14 +277,14 @@ def test_renderer_threads_share_the_cores_among_the_workers(monkeypatch: pytest.
     from goat_suites.common.process_pool import renderer_threads
 
     monkeypatch.delenv("LP_NUM_THREADS", raising=False)
-    assert renderer_threads(2, cores=2) == "1"
+    assert renderer_threads(2, cores=2) == "0"  # a core each: rasterise in the rendering thread
     assert renderer_threads(4, cores=16) == "4"
-    assert renderer_threads(8, cores=2) == "1"
+    assert renderer_threads(8, cores=2) == "0"
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     sink = Sink()
     with WorkerPool(TWO, EnvWorkers(), max_units=2) as pool:
         pool.run(_units(2), sink, quiet=True)
-    assert [sink.results[i].payload for i in range(2)] == ["1", "1"]
+    assert [sink.results[i].payload for i in range(2)] == ["0", "0"]
     assert "LP_NUM_THREADS" not in os.environ  # the command's own process keeps its threads
     monkeypatch.setenv("LP_NUM_THREADS", "3")
     assert renderer_threads(2, cores=2) == "3"
