@@ -159,7 +159,7 @@ def _agent_run(seed: int, steps: int, kind: str, baton: _Baton, player: int, out
             out["subtasks"] = len(records)
             cache = getattr(getattr(runner.agent, "_ctx", None), "fields", None)  # the GOAT agent's FieldCache
             if cache is not None:
-                out["fields"] = (cache.misses, cache.hits)
+                out["fields"] = (cache.misses, cache.hits, cache.distances_reused)
     finally:
         out["times"] = act_times
         out["cpu"] = act_cpu
@@ -183,7 +183,8 @@ def bench_agent(seed: int, steps: int, kinds: list[str]) -> tuple[list[float], l
         if "elapsed_s" not in out or times.size == 0:
             raise RuntimeError(f"the {kind} episode did not run (see the error above)")
         fields = out.get("fields")
-        planned = f", planning fields computed {fields[0]} / reused {fields[1]}" if isinstance(fields, tuple) else ""
+        planned = (f", planning fields computed {fields[0]} (FMM run {fields[0] - fields[2]}) / reused {fields[1]}"
+                   if isinstance(fields, tuple) else "")
         cpu = np.asarray(out["cpu"], dtype=np.float64)
         print(f"agent step (no rendering, {kind}): {summarise_ms(1000.0 * times)}  (target <= 30 ms); "
               f"CPU of its thread {summarise_ms(1000.0 * cpu)}")
