@@ -1,6 +1,6 @@
 """Latency targets of the main job, as medians on this machine.
 
-    python benchmarks/bench_speed.py [--steps 300] [--seed 1000] [--homes furnished] [--baseline small]
+    python benchmarks/bench_speed.py [--steps 300] [--seed 1000] [--homes furnished] [--baseline small] [--skip-build]
 
 * home build: generating a furnished home and its MuJoCo model, first with an empty model cache (every model
   converted) and then with the cache filled (each in a fresh process);
@@ -203,11 +203,13 @@ def main() -> int:
     parser.add_argument("--homes", choices=HOME_KINDS, default=HomeConfig().furniture)
     parser.add_argument("--baseline", choices=HOME_KINDS, default=None,
                         help="also measure render and agent step on these homes and print the ratios")
+    parser.add_argument("--skip-build", action="store_true",
+                        help="leave out the home build (two fresh processes, one of them converting every model)")
     args = parser.parse_args()
     print(f"machine: {platform.machine()} {os.cpu_count()} cpus, python {platform.python_version()}, "
           f"MUJOCO_GL={os.environ.get('MUJOCO_GL', 'egl (default)')}, {args.homes} homes")
     print("load average (1, 5, 15 min) at start: " + ", ".join(f"{v:.2f}" for v in os.getloadavg()))
-    if home_config_for(args.homes) != HomeConfig():
+    if home_config_for(args.homes) != HomeConfig() and not args.skip_build:
         bench_build(args.seed, args.homes)
     kinds = [args.homes] if args.baseline is None else [args.homes, args.baseline]
     renders, renders_cpu = bench_render(args.seed, args.steps, kinds)
