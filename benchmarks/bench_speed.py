@@ -1,6 +1,6 @@
 """Latency targets of the main job, as medians on this machine.
 
-    python benchmarks/bench_speed.py [--steps 300] [--seed 1000] [--homes furnished] [--baseline small]
+    python benchmarks/bench_speed.py [--steps 300] [--seed 1000] [--homes furnished] [--baseline small] [--skip-build]
 
 * home build: generating a furnished home and its MuJoCo model, first with an empty model cache (every model
   converted) and then with the cache filled (each in a fresh process);
@@ -159,7 +159,7 @@ def _agent_run(seed: int, steps: int, kind: str, baton: _Baton, player: int, out
             out["subtasks"] = len(records)
             cache = getattr(getattr(runner.agent, "_ctx", None), "fields", None)  # the GOAT agent's FieldCache
             if cache is not None:
-                out["fields"] = (cache.misses, cache.hits)
+                out["fields"] = (cache.misses, cache.hits, cache.distances_reused)
     finally:
         out["times"] = act_times
         out["cpu"] = act_cpu
@@ -183,7 +183,8 @@ def bench_agent(seed: int, steps: int, kinds: list[str]) -> tuple[list[float], l
         if "elapsed_s" not in out or times.size == 0:
             raise RuntimeError(f"the {kind} episode did not run (see the error above)")
         fields = out.get("fields")
-        planned = f", planning fields computed {fields[0]} / reused {fields[1]}" if isinstance(fields, tuple) else ""
+        planned = (f", planning fields computed {fields[0]} (FMM run {fields[0] - fields[2]}) / reused {fields[1]}"
+                   if isinstance(fields, tuple) else "")
         cpu = np.asarray(out["cpu"], dtype=np.float64)
         print(f"agent step (no rendering, {kind}): {summarise_ms(1000.0 * times)}  (target <= 30 ms); "
               f"CPU of its thread {summarise_ms(1000.0 * cpu)}")
@@ -202,11 +203,13 @@ def main() -> int:
     parser.add_argument("--homes", choices=HOME_KINDS, default=HomeConfig().furniture)
     parser.add_argument("--baseline", choices=HOME_KINDS, default=None,
                         help="also measure render and agent step on these homes and print the ratios")
+    parser.add_argument("--skip-build", action="store_true",
+                        help="leave out the home build (two fresh processes, one of them converting every model)")
     args = parser.parse_args()
     print(f"machine: {platform.machine()} {os.cpu_count()} cpus, python {platform.python_version()}, "
           f"MUJOCO_GL={os.environ.get('MUJOCO_GL', 'egl (default)')}, {args.homes} homes")
     print("load average (1, 5, 15 min) at start: " + ", ".join(f"{v:.2f}" for v in os.getloadavg()))
-    if home_config_for(args.homes) != HomeConfig():
+    if home_config_for(args.homes) != HomeConfig() and not args.skip_build:
         bench_build(args.seed, args.homes)
     kinds = [args.homes] if args.baseline is None else [args.homes, args.baseline]
     renders, renders_cpu = bench_render(args.seed, args.steps, kinds)

@@ -10,10 +10,11 @@ perception) and prints the CPU time (the process's, llvmpipe's render threads in
 
 By default the parts are timed by wrapping their entry points (a few thousand calls an episode, so the timing adds
 nothing to speak of); each part's time excludes the parts it calls (the simulator's step without the frame it
-renders, the agent without its mapping), so the rows add up to the episode. ``--cprofile`` runs cProfile instead
-and prints the cumulative time of the entry points and the agent's own time by module (library code charged to its
-project caller); cProfile multiplies the cost of Python calls several times over (a home's generation, all Python,
-6x) and hardly that of C code (rendering, FMM), so its shares are skewed toward Python code.
+renders, the agent without its mapping), so the rows add up to the episode. It then prints the frames by the
+mesh triangles culling left them to draw, in quarters (a frame's CPU follows what it draws). ``--cprofile`` runs
+cProfile instead and prints the cumulative time of the entry points and the agent's own time by module (library
+code charged to its project caller); cProfile multiplies the cost of Python calls several times over (a home's
+generation, all Python, 6x) and hardly that of C code (rendering, FMM), so its shares are skewed toward Python code.
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ import cProfile
 import functools
 import importlib
 import pstats
+import statistics
 import sys
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -144,12 +146,14 @@ def _timed_run(args: argparse.Namespace) -> None:
     for label, module, owner, name in TIMED:
         timers.wrap(label, module, owner, name)
     where = _count_camera_places()
+    frames = _FrameCosts()
     cpu0 = time.process_time()
     timers.start(REST)
     try:
         actions = _run(args, dataset)
     finally:
         timers.stop()
+        frames.undo()
         timers.unwrap()
         where.undo()
     run_s = time.process_time() - cpu0
@@ -161,9 +165,52 @@ def _timed_run(args: argparse.Namespace) -> None:
         calls = timers.calls.get(label, 0)
         per = f"{1000 * seconds / calls:>9.2f}" if calls else f"{'':>9}"
         print(f"{label:<50}{seconds:>8.1f}{100 * seconds / run_s:>7.1f}%{calls:>8}{per}")
+    frames.print()
     if where.frames:
         print(f"room culling (large homes): {where.frames} frames, {where.door_gap} with the camera in a door gap "
               f"({100 * where.door_gap / where.frames:.1f} %), {where.outside} outside every room and door gap")
+
+
+class _FrameCosts:
+    """Each rendered frame's CPU (the process's) with the geoms and mesh triangles it drew: frames cost what they
+    draw, so the quarters of the frames by triangles say which views are the expensive ones."""
+
+    def __init__(self) -> None:
+        from sim_bridge.embedded import world
+
+        self._class = world.Renderer
+        self._original = original = world.Renderer.render
+        self.rows: list[tuple[float, int, int, float]] = []  # CPU ms, geoms, mesh triangles, camera tilt (rad)
+        rows = self.rows
+
+        def counted(renderer: Any, eye: Any, yaw: float, tilt: float) -> Any:
+            cpu = time.process_time()
+            view = original(renderer, eye, yaw, tilt)
+            ms = 1000.0 * (time.process_time() - cpu)
+            model, drawn = renderer.model, renderer._visible  # the geoms the frame's culling left to draw
+            if drawn.shape == (model.ngeom,):
+                meshes = model.geom_dataid[drawn & (model.geom_type == 7)]  # mjGEOM_MESH
+                rows.append((ms, int(drawn.sum()), int(model.mesh_facenum[meshes].sum()), float(tilt)))
+            return view
+
+        world.Renderer.render = counted
+
+    def undo(self) -> None:
+        self._class.render = self._original  # type: ignore[method-assign]
+
+    def print(self) -> None:
+        if not self.rows:
+            return
+        rows = sorted(self.rows, key=lambda r: r[2])
+        tilts = Counter(round(r[3], 2) for r in rows).most_common(1)[0]
+        print(f"frames by mesh triangles drawn ({len(rows)} frames; {tilts[1]} at tilt {tilts[0]:.2f} rad): "
+              f"CPU ms median [geoms, triangles] of each quarter")
+        for q in range(4):
+            part = rows[q * len(rows) // 4:(q + 1) * len(rows) // 4]
+            if part:
+                mid = part[len(part) // 2]
+                print(f"  quarter {q + 1}: {statistics.median(r[0] for r in part):6.1f} ms  [{mid[1]} geoms, "
+                      f"{part[0][2]}-{part[-1][2]} triangles]")
 
 
 @dataclass

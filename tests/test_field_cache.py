@@ -71,6 +71,28 @@ def test_a_new_obstacle_a_trail_or_a_wider_crop_plans_again() -> None:
     assert (cache.misses, cache.hits) == (5, 2)
 
 
+def test_a_new_obstacle_inside_the_inflation_reuses_the_distances_and_one_outside_does_not() -> None:
+    """The crop changed, the FMM's inputs did not: the field is built again (its blocked cells are new) with the
+    distances of the kept one; a cell that narrows the free space runs the FMM again. Both equal build_field's."""
+    grid, cache, config = room_grid(), FieldCache(), PlannerConfig()
+    ci, cj = grid.cell_of(-1.5, 2.0)
+    grid.obstacle[ci - 2:ci + 3, cj - 2:cj + 3] = 1
+    grid.obstacle[ci, cj] = 0  # a hole in a 5 x 5 block: filling it inflates no cell more
+    pose = Pose2D(-1.0, -1.0, 0.0)
+    first = cache.build(grid, pose, R_M, config)
+    grid.obstacle[ci, cj] = 1
+    filled = cache.build(grid, pose, R_M, config)
+    assert (cache.misses, cache.hits, cache.distances_reused) == (2, 0, 1)
+    assert filled.distance_m is first.distance_m
+    assert not np.array_equal(filled.blocked, first.blocked)
+    assert_same_field(filled, build_field(grid, pose, R_M, config))
+    grid.obstacle[ci + 3, cj] = 1  # one cell beyond the block: the inflation grows
+    grown = cache.build(grid, pose, R_M, config)
+    assert (cache.misses, cache.distances_reused) == (3, 1)
+    assert not np.array_equal(grown.traversable, first.traversable)
+    assert_same_field(grown, build_field(grid, pose, R_M, config))
+
+
 def test_random_map_updates_always_give_what_build_field_gives() -> None:
     """A walk of turns, short moves and new obstacles: every field equals build_field's, and most turns hit."""
     rng = np.random.default_rng(7)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from goat_core.errors import InvalidObservationError
+from goat_core.geometry import voxel_downsample
 from goat_core.mapping.instance_memory import InstanceMemory, InstanceMemoryConfig, mask_pixels, nearest_distance_2d_m
 from goat_core.types import CameraIntrinsics, Detection, Observation, Pose2D
 
@@ -161,6 +162,32 @@ def test_points_are_capped() -> None:
     memory = InstanceMemory(InstanceMemoryConfig(max_points_per_instance=50, pixel_stride_px=1))
     memory.update([detection(1, "wall art", slice(0, 160), slice(0, 90))], frame(2.0))
     assert memory.instances[0].points_xyz_m.shape[0] == 50
+
+
+def _capped(points: np.ndarray, cap: int) -> np.ndarray:
+    return points if points.shape[0] <= cap else points[np.linspace(0, points.shape[0] - 1, cap).astype(np.int64)]
+
+
+@pytest.mark.parametrize("cap", [60, 2000])
+def test_merged_points_are_the_old_and_new_ones_deduplicated_then_capped(cap: int) -> None:
+    """Every merge equals ``voxel_downsample(concatenate([old, new]))`` capped, also after the points were set from
+    elsewhere (with voxels twice over): the lookup of new voxels in the kept keys must not drop or reorder any."""
+    rng = np.random.default_rng(3)
+    memory = InstanceMemory(InstanceMemoryConfig(max_points_per_instance=cap))
+    want = np.empty((0, 3))
+    for step in range(12):
+        obs = frame(2.0, pose=Pose2D(float(rng.uniform(-0.3, 0.3)), float(rng.uniform(-0.3, 0.3)),
+                                     float(rng.uniform(-0.2, 0.2))), step=step)
+        obs.depth_m[:] += rng.uniform(-0.15, 0.15, size=obs.depth_m.shape).astype(np.float32)
+        rows, cols = slice(int(rng.integers(0, 40)), int(rng.integers(60, 90))), slice(int(rng.integers(0, 60)), 160)
+        memory.update([detection(5, "sofa", rows, cols)], obs)
+        new = memory.last_points[0]
+        want = _capped(new if step == 0 else voxel_downsample(np.concatenate([want, new]), 0.05), cap)
+        inst = memory.instances[0]
+        np.testing.assert_array_equal(inst.points_xyz_m, want)
+        if step == 5:  # points from elsewhere, each twice: deduplicated in full at the next merge
+            inst.points_xyz_m = want = np.concatenate([inst.points_xyz_m, inst.points_xyz_m + 0.001])
+    assert inst.num_observations == 12
 
 
 def test_detection_without_depth_is_skipped_and_bad_mask_raises() -> None:

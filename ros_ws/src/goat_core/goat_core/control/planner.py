@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Sequence, cast
 
 import cv2
 import numpy as np
@@ -278,12 +278,16 @@ def _robot_cell(grid: OccupancyGrid, box: CropBox, pose: Pose2D, config: Planner
 
 
 def _field_in_box(grid: OccupancyGrid, box: CropBox, blocked: np.ndarray, trail: np.ndarray, pose: Pose2D,
-                  robot_radius_m: float, config: PlannerConfig) -> PlanningField:
+                  robot_radius_m: float, config: PlannerConfig,
+                  reuse: Sequence[tuple[float, PlanningField]] = ()) -> PlanningField:
+    """The field over ``box``; its distances are taken from a field of ``reuse`` ((margin_speed, field) pairs)
+    whose FMM had the same inputs (crop, source cell, cell size, traversable cells, speeds) instead of run again."""
     k = config.downsample
     res = grid.resolution_m
     touching = inflate(blocked, robot_radius_m / res)
+    blocked_k = block_any(blocked, k)
     # Where the robot's centre has been, it fits, whatever the inflated map says: keep the way back open.
-    traversable = ~block_any(touching, k) | (block_any(trail, k) & ~block_any(blocked, k))
+    traversable = ~block_any(touching, k) | (block_any(trail, k) & ~blocked_k)
     clear = ~block_any(inflate(blocked, (robot_radius_m + config.inflation_margin_m) / res), k)
     origin, robot_xy, robot_cell = _robot_cell(grid, box, pose, config)
     cell_m = res * k
@@ -294,10 +298,16 @@ def _field_in_box(grid: OccupancyGrid, box: CropBox, blocked: np.ndarray, trail:
         disk = np.zeros(traversable.shape, dtype=np.uint8)
         r = int(math.ceil(robot_radius_m / cell_m)) + 1
         cv2.circle(disk, (robot_cell[1], robot_cell[0]), r, 1, thickness=-1)
-        traversable = traversable | ((disk > 0) & ~block_any(blocked, k))
+        traversable = traversable | ((disk > 0) & ~blocked_k)
         traversable[robot_cell] = True
-    speed = np.where(clear, 1.0, config.margin_speed)
-    dist = geodesic_distance(traversable, robot_cell, cell_m, speed)
+    # The FMM is a function of these inputs alone: a field that had the same ones has the same distances (a new
+    # obstacle cell inside the inflation, or a trail cell where the base already fits, changes none of them).
+    dist = next((old.distance_m for speed_of_old, old in reuse
+                 if old.box == box and old.robot_cell == robot_cell and old.cell_m == cell_m
+                 and speed_of_old == config.margin_speed and np.array_equal(old.traversable, traversable)
+                 and np.array_equal(old.clear, clear)), None)
+    if dist is None:
+        dist = geodesic_distance(traversable, robot_cell, cell_m, np.where(clear, 1.0, config.margin_speed))
     return PlanningField(box=box, origin_xy_m=origin, cell_m=cell_m, traversable=traversable, clear=clear,
                          distance_m=dist, robot_cell=robot_cell, robot_xy_m=robot_xy, blocked=blocked,
                          touching=touching, map_res_m=res, margin_cells=margin_cells)
@@ -312,7 +322,9 @@ class FieldCache:
     third field one step asks for (the target's own, the cheapest instance's), get the distances of the FMM
     already run: the same arrays :func:`build_field` would compute, without computing them. Comparing the crops
     costs a fraction of a millisecond, the FMM over a large home's known map tens of milliseconds. The cached
-    arrays are read-only, so no consumer can change a field another one reads later.
+    arrays are read-only, so no consumer can change a field another one reads later. A field whose crop did change
+    still takes the distances of a kept field when the FMM's own inputs came out the same (``distances_reused``):
+    a newly seen obstacle cell inside the inflation already there, or a trail cell where the base already fits.
     """
 
     def __init__(self, size: int = 4) -> None:
@@ -322,6 +334,7 @@ class FieldCache:
         self._entries: list[tuple[tuple[object, ...], np.ndarray, np.ndarray, PlanningField]] = []
         self.hits = 0  # fields handed out again (for benchmarks)
         self.misses = 0  # fields computed
+        self.distances_reused = 0  # of the fields computed, those whose FMM inputs matched a kept field's
 
     def build(self, grid: OccupancyGrid, pose: Pose2D, robot_radius_m: float, config: PlannerConfig,
               include_xy_m: np.ndarray | None = None) -> PlanningField:
@@ -336,7 +349,9 @@ class FieldCache:
                 self._entries.insert(0, self._entries.pop(n))
                 return dataclasses.replace(fld, robot_xy_m=robot_xy)
         self.misses += 1
-        fld = _field_in_box(grid, box, blocked, trail, pose, robot_radius_m, config)
+        kept = [(cast(PlannerConfig, k[4]).margin_speed, f) for k, _, _, f in self._entries]
+        fld = _field_in_box(grid, box, blocked, trail, pose, robot_radius_m, config, kept)
+        self.distances_reused += any(fld.distance_m is f.distance_m for _, f in kept)
         for array in (fld.traversable, fld.clear, fld.distance_m, fld.blocked, fld.touching, trail):
             array.setflags(write=False)
         self._entries.insert(0, (key, blocked, trail, fld))

@@ -71,6 +71,9 @@ class InstanceMemory:
         # With evidence (EvidenceConfig.tracker_gap_m): every instance a tracker key has named, oldest first.
         self._key_ids: dict[int, list[int]] = {}
         self._colour_weight: dict[int, int] = {}  # pixels averaged into mean_rgb so far
+        # memory id -> the points array this memory last gave the instance, its voxel keys (point order) and those
+        # keys sorted: a merge looks the new points' voxels up instead of deduplicating every point again.
+        self._voxels: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._next_id = 0
         # The masks of the last update() placed in memory, with their memory ids (views_now crops them).
         self.last_labelled: list[tuple[np.ndarray, int]] = []
@@ -99,6 +102,7 @@ class InstanceMemory:
         self._key_to_id.clear()
         self._key_ids.clear()
         self._colour_weight.clear()
+        self._voxels.clear()
         self._next_id = 0
         self.trust_all = False
         self._forgotten.clear()
@@ -233,9 +237,12 @@ class InstanceMemory:
     def _create(self, det: Detection, points: np.ndarray, step: int) -> int:
         mem_id = self._next_id
         self._next_id += 1
-        self.candidates[mem_id] = Instance(instance_id=mem_id, category=det.category,
-                                          points_xyz_m=self._cap(points), num_observations=1,
-                                          first_seen_step=step, last_seen_step=step)
+        keep = self._cap_index(points.shape[0])
+        kept = points if keep is None else points[keep]
+        self.candidates[mem_id] = Instance(instance_id=mem_id, category=det.category, points_xyz_m=kept,
+                                          num_observations=1, first_seen_step=step, last_seen_step=step)
+        keys = voxel_keys(kept, self.config.voxel_m)
+        self._voxels[mem_id] = (kept, keys, np.sort(keys))
         self._colour_weight[mem_id] = 0
         return mem_id
 
@@ -318,6 +325,7 @@ class InstanceMemory:
     def _forget(self, mem_id: int) -> None:
         self._forgotten[mem_id] = (self.candidates.pop(mem_id), self.evidence.pop(mem_id),
                                    self._colour_weight.pop(mem_id, 0))
+        self._voxels.pop(mem_id, None)  # a recalled instance's points are deduplicated again at its next merge
         while len(self._forgotten) > self.config.evidence.max_forgotten:
             del self._forgotten[next(iter(self._forgotten))]  # the oldest forgotten first
         for key in [k for k, v in self._key_to_id.items() if v == mem_id]:
@@ -327,17 +335,43 @@ class InstanceMemory:
                 ids.remove(mem_id)
 
     def _merge(self, inst: Instance, points: np.ndarray, step: int) -> None:
-        merged = voxel_downsample(np.concatenate([inst.points_xyz_m, points]), self.config.voxel_m)
-        inst.points_xyz_m = self._cap(merged)
+        """The instance's points and the new ones, one per voxel (earlier points win), capped: what
+        ``voxel_downsample(concatenate([old, new]))`` gives, thinned by :meth:`_cap_index`.
+
+        Points this memory gave the instance hold one point per voxel already, so every one of them is the first of
+        its voxel and stays; of the new points those whose voxel is new stay, the first of each in order. Looking
+        the new voxels up in the old ones' sorted keys costs about half the deduplication of all points again.
+        """
+        voxel_m = self.config.voxel_m
+        known = self._voxels.get(inst.instance_id)
+        if known is None or known[0] is not inst.points_xyz_m or known[2].shape[0] == 0:
+            # points set from elsewhere: deduplicate them all
+            merged = voxel_downsample(np.concatenate([inst.points_xyz_m, points]), voxel_m)
+            keys = voxel_keys(merged, voxel_m)
+        else:
+            _, old_keys, old_sorted = known
+            new_keys = voxel_keys(points, voxel_m)
+            _, first = np.unique(new_keys, return_index=True)
+            first.sort()
+            at = np.minimum(np.searchsorted(old_sorted, new_keys[first]), old_sorted.shape[0] - 1)
+            fresh = first[old_sorted[at] != new_keys[first]]
+            merged = np.concatenate([inst.points_xyz_m, points[fresh]])
+            keys = np.concatenate([old_keys, new_keys[fresh]])
+        keep = self._cap_index(merged.shape[0])
+        if keep is not None:
+            merged, keys = merged[keep], keys[keep]
+        inst.points_xyz_m = merged
+        self._voxels[inst.instance_id] = (merged, keys, np.sort(keys))
         inst.num_observations += 1
         inst.last_seen_step = step
 
-    def _cap(self, points: np.ndarray) -> np.ndarray:
-        """At most max_points, by an evenly spaced systematic sample (deterministic, no RNG needed)."""
-        n, cap = points.shape[0], self.config.max_points_per_instance
+    def _cap_index(self, n: int) -> Optional[np.ndarray]:
+        """Which of n points to keep for at most max_points: an evenly spaced systematic sample (deterministic, no
+        RNG needed); None when all of them fit."""
+        cap = self.config.max_points_per_instance
         if n <= cap:
-            return points
-        return np.asarray(points[np.linspace(0, n - 1, cap).astype(np.int64)])
+            return None
+        return np.linspace(0, n - 1, cap).astype(np.int64)
 
     def _update_colour(self, inst: Instance, pixels_rgb: np.ndarray) -> None:
         """Running mean over every pixel sampled so far: m <- (w m + sum) / (w + k)."""
