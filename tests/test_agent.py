@@ -415,6 +415,32 @@ def test_a_move_refused_twice_at_the_same_pose_is_marked_and_the_way_around_take
     assert world.collisions == 0
 
 
+def _ring_of_phantoms(agent: Agent, pose: Pose2D, radius_m: float) -> None:
+    """Obstacle cells on the agent's map under the robot and in a ring around it that the world does not hold
+    (a mapped point of a mesh the base stands beside, the marks of bumps on every side)."""
+    grid = agent.occupancy
+    for k in range(24):
+        a = 2.0 * math.pi * k / 24
+        for r_m in (0.0, radius_m):
+            i, j = grid.cell_of(pose.x_m + r_m * math.cos(a), pose.y_m + r_m * math.sin(a))
+            grid.obstacle[i, j] = 1
+
+
+def test_a_robot_its_own_map_holds_backs_out_the_way_it_came_instead_of_giving_up() -> None:
+    """Large-furnished 5000-6 (stop 38): wedged beside a toilet, its own cell and every side blocked on its map,
+    every plan failed and the next subtasks gave up where it stood. The agent now backs out to where its last
+    forward moves left from and plans again from there."""
+    world = BoxWorld(two_rooms())
+    agent = make_agent()
+    assert run(world, agent, "table").actions[-1] is DiscreteAction.STOP
+    _ring_of_phantoms(agent, world.pose, 0.1)
+    result = run(world, agent, "chair", obs=world.render(False))
+    assert result.actions[-1] is DiscreteAction.STOP
+    assert agent.last_stop is not None and not agent.last_stop.gave_up
+    assert agent.last_stop.category == "chair"
+    assert distance_to_box(world.pose, world.boxes[6]) <= AgentConfig().stop_radius_m
+
+
 def test_gives_up_only_after_every_recovery_when_nothing_is_there() -> None:
     """An empty room: nothing to explore, nothing remembered. The agent tries each recovery once (a full circle
     in place among them), then STOPs and says it gave up and what it tried."""

@@ -16,7 +16,7 @@ from goat_core.agent import AgentConfig
 from goat_core.agent.approach import Approach, stop_at
 from goat_core.agent.context import AgentContext
 from goat_core.agent.inspection import bearing_rad, centre_colour, chromaticity
-from goat_core.agent.motion import Motion
+from goat_core.agent.motion import MAX_ESCAPES, Motion
 from goat_core.agent.recovering import Recovering
 from goat_core.agent.scanning import Scanning
 from goat_core.agent.targets import Targets
@@ -398,3 +398,36 @@ def test_the_approximate_turn_tolerance_spares_the_turns_back_of_noisy_turns() -
     assert half_back >= 10
     assert wide_back == 0
     assert wide_total < 0.95 * half_total
+
+
+def test_turning_left_and_right_in_place_starts_an_escape_back_the_way_the_robot_came() -> None:
+    """An in-place oscillation (here: left, right, left, ... as two decisions that disagree would emit) of a full
+    circle's reversals starts an escape: turns to face where the last forward move left from, then that move."""
+    config = AgentConfig()
+    motion = Motion(config)
+    motion.prev_xy = np.array([0.0, 0.0])
+    motion.note_forward(np.array([0.25, 0.0]), collided=False)
+    for k in range(config.full_circle_turns + 1):  # a reversal from the second turn on
+        assert not motion.oscillating()
+        motion.count(DiscreteAction.TURN_LEFT if k % 2 else DiscreteAction.TURN_RIGHT, navigating=False)
+    assert motion.oscillating()
+    assert motion.start_escape(Pose2D(0.25, 0.0, 0.5 * math.pi))  # facing +y; it came from -x
+    steps = [motion.escape_step() for _ in range(len(motion.escape))]
+    assert steps == [DiscreteAction.TURN_LEFT] * (config.full_circle_turns // 4) + [DiscreteAction.MOVE_FORWARD]
+    assert not motion.oscillating()
+    motion.count(DiscreteAction.MOVE_FORWARD, navigating=True)
+    motion.count(DiscreteAction.TURN_LEFT, navigating=True)
+    motion.count(DiscreteAction.TURN_RIGHT, navigating=True)
+    assert motion.reversals == 1  # a forward move ends the count
+
+
+def test_escapes_are_bounded_per_subtask_and_need_a_way_back() -> None:
+    motion = Motion(AgentConfig())
+    assert not motion.start_escape(Pose2D(0.0, 0.0, 0.0))  # no forward move yet: no way back known
+    motion.prev_xy = np.array([0.0, 0.0])
+    motion.note_forward(np.array([0.25, 0.0]), collided=False)
+    here = Pose2D(0.25, 0.0, math.pi)
+    assert all(motion.start_escape(here) for _ in range(MAX_ESCAPES))
+    assert not motion.start_escape(here)
+    motion.reset()
+    assert motion.start_escape(here)  # a new subtask; the way back is kept

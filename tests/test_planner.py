@@ -171,6 +171,22 @@ def test_robot_inside_the_inflation_can_still_plan() -> None:
     assert not fld.forward_free(0.0, 0.25)  # driving into the wall is not
 
 
+def test_an_obstacle_cell_under_the_robot_does_not_block_every_heading() -> None:
+    """Large-furnished 1000-3: one obstacle cell under the robot's centre made every move 'blocked', and the agent
+    turned left and right in place to the subtask limit. The cell it stands on cannot stop the base."""
+    grid = walled_grid()
+    pose = Pose2D(0.0, 0.0, 0.0)
+    i, j = grid.cell_of(pose.x_m, pose.y_m)
+    grid.obstacle[i, j] = 1
+    fld = build_field(grid, pose, R_M, PlannerConfig())
+    assert fld.forward_free(math.pi, 0.25)
+    assert fld.forward_free(0.5 * math.pi, 0.25)
+    assert not fld.forward_free(0.0, 1.2)  # driving the centre into the wall is still refused
+    grid.obstacle[i - 2, j] = 1  # an obstacle a cell past the robot's own still does
+    fld = build_field(grid, pose, R_M, PlannerConfig())
+    assert not fld.forward_free(math.pi, 0.25)
+
+
 def test_the_way_the_robot_came_stays_open() -> None:
     """A gap the robot fits through (0.42 m between two tables for a 0.34 m base) is closed on the inflated, 2x
     coarsened planning grid: standing in it the robot reaches nothing. The cells its centre crossed on the way in

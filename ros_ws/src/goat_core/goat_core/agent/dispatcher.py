@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Optional, cast
 
+import numpy as np
+
 from goat_core.agent.approach import Approach
 from goat_core.agent.config import AgentConfig
 from goat_core.agent.context import AgentContext, DebugState
@@ -80,6 +82,7 @@ class Agent:
         """Forget the map and all instances; the next subtask starts with a scan."""
         self._forget()
         self._ctx.motion.prev_xy = None
+        self._ctx.motion.forget_departures()
         self._has_goal = False
         self._scanning.reset_episode()
         self._ctx.motion.reset()
@@ -177,9 +180,7 @@ class Agent:
     # ------------------------------------------------------------------------------------------ deciding
     def _decide(self, obs: Observation) -> DiscreteAction:
         ctx = self._ctx
-        step = self._scanning.step(obs)
-        if step is None:
-            step = self._recovering.step(obs)
+        step = self._queued_step(obs)
         if step is not None:
             return step
         if self._settle_first:
@@ -248,9 +249,45 @@ class Agent:
             action, match = self._targets.goto_best(obs, match, inst)
             if action is not None:
                 return action
+        return self._give_up(obs, match)
+
+    def _queued_step(self, obs: Observation) -> Optional[DiscreteAction]:
+        """A step that comes before any decision: an escape (under way, or started now by an oscillation in
+        place), the look around, a recovery under way."""
+        step = self._escape_step(obs, self._ctx.motion.oscillating())
+        if step is None:
+            step = self._scanning.step(obs)
+        if step is None:
+            step = self._recovering.step(obs)
+        return step
+
+    def _give_up(self, obs: Observation, match: MatchResult) -> DiscreteAction:
+        """STOP, giving up; unless the robot's own map holds it where it stands and an escape can start."""
+        step = self._escape_step(obs, self._held_by_own_map(obs))
+        if step is not None:
+            return step
         self._ctx.stop = StopDecision(gave_up=True, reason="nothing left to explore and no candidate it can "
                                                            "reach; " + self._ctx.recovery.describe())
         return self._ctx.emit(DiscreteAction.STOP, "stop", match=match)
+
+    def _escape_step(self, obs: Observation, start: bool) -> Optional[DiscreteAction]:
+        """The next step of an escape under way, or of one started now when ``start`` (an in-place oscillation,
+        or a robot its own map holds): back to where the last forward moves left from
+        (:meth:`goat_core.agent.motion.Motion.start_escape`). None when none is under way or can start."""
+        motion = self._ctx.motion
+        if not motion.escape and not (start and motion.start_escape(obs.pose)):
+            return None
+        step = motion.escape_step()
+        return None if step is None else self._ctx.emit(step, "recover")
+
+    def _held_by_own_map(self, obs: Observation) -> bool:
+        """The map says the base overlaps an obstacle where it stands (a mapped point under or beside it, the
+        marks of bumps around it): plans from a pose the map calls blocked fail, and a move back to where the
+        robot came from may free it (large-furnished 5000-6 in stop 38: wedged 0.13 m from a toilet)."""
+        fld = self._ctx.field(obs.pose, None)
+        cell = np.floor((obs.pose.xy() - fld.origin_xy_m) / fld.map_res_m).astype(np.int64)
+        h, w = fld.touching.shape
+        return bool(0 <= cell[0] < h and 0 <= cell[1] < w and fld.touching[cell[0], cell[1]])
 
     def _trust_all_once(self) -> bool:
         """With evidence on, the first time in a subtask that nothing is left to explore and no trusted match can

@@ -13,6 +13,9 @@ from goat_core.control.policy import drive_along, drive_step, went_nowhere
 from goat_core.geometry import wrap_angle_rad
 from goat_core.types import DiscreteAction, Pose2D
 
+MAX_ESCAPES = 3  # escapes (:meth:`Motion.start_escape`) per subtask; after them the stuck guards decide alone
+DEPARTURES_KEPT = 4  # positions that forward moves left from, kept for an escape
+
 
 class Motion:
     """Recent moves (blocked moves in a row, turns in place, positions) and the committed detour heading."""
@@ -29,6 +32,15 @@ class Motion:
         # refusal that repeats an earlier one: see :meth:`drive`.
         self.detour_poses: list[Pose2D] = []
         self.refused_again: Optional[Pose2D] = None
+        # Turns in place that reversed the previous turn since the last forward move (an oscillation guard), the
+        # positions that the last forward moves left from and arrived at unblocked (episode frame; kept across
+        # subtasks: a robot stuck at the end of one subtask starts the next there), the queued steps of an escape
+        # and the escapes started this subtask: see :meth:`start_escape`.
+        self.reversals = 0
+        self._last_turn: Optional[DiscreteAction] = None
+        self.departures: list[np.ndarray] = []
+        self.escape: list[DiscreteAction] = []
+        self.escapes = 0
 
     def reset(self) -> None:
         """A new subtask or episode: no recent moves (the previous position is kept for the trail)."""
@@ -36,25 +48,82 @@ class Motion:
         self.commit_yaw = None
         self.detour_poses.clear()
         self.refused_again = None
+        self.escape.clear()
+        self.escapes = 0
         self.clear_stuck()
+
+    def forget_departures(self) -> None:
+        """A new episode: no way back is known."""
+        self.departures.clear()
 
     def clear_stuck(self) -> None:
         self.collisions_in_row = 0
         self.turns_in_row = 0
+        self.reversals = 0
+        self._last_turn = None
         self.recent_xy.clear()
 
     def note_forward(self, xy: np.ndarray, collided: bool) -> None:
         """The outcome of a forward move: where it ended and whether it was blocked."""
         self.collisions_in_row = self.collisions_in_row + 1 if collided else 0
+        if not collided and self.prev_xy is not None:
+            self.departures.append(self.prev_xy)
+            del self.departures[:-DEPARTURES_KEPT]
         self.recent_xy.append(xy)
         del self.recent_xy[:-self.config.no_progress_steps - 1]
 
     def count(self, action: DiscreteAction, navigating: bool) -> None:
-        """Count turns in place while navigating; a forward move ends the count."""
+        """Count turns in place while navigating, and turns that reverse the previous one in any mode; a forward
+        move ends both counts."""
         if action is DiscreteAction.MOVE_FORWARD:
             self.turns_in_row = 0
-        elif navigating and action in (DiscreteAction.TURN_LEFT, DiscreteAction.TURN_RIGHT):
-            self.turns_in_row += 1
+            self.reversals = 0
+            self._last_turn = None
+        elif action in (DiscreteAction.TURN_LEFT, DiscreteAction.TURN_RIGHT):
+            if navigating:
+                self.turns_in_row += 1
+            if self._last_turn is not None and action is not self._last_turn:
+                self.reversals += 1
+            self._last_turn = action
+
+    def oscillating(self) -> bool:
+        """Left and right in place, a full circle's worth of reversals (``full_circle_turns``) without a forward
+        move: two decisions that disagree about the heading, and nothing changes while the robot stands still
+        (large-furnished 1000-3: 2800 actions of it). Looks that alternate sides (the arrival check's) take a
+        few reversals at most."""
+        return self.reversals >= self.config.full_circle_turns
+
+    def start_escape(self, pose: Pose2D) -> bool:
+        """Queue a move back to where the last unblocked forward moves left from (known free: the base stood
+        there), turning to face it first; True when queued, False when none is left this subtask
+        (``MAX_ESCAPES``) or no such place is known.
+
+        For a robot held in place by its own map (an obstacle cell under it, marks on every side, plans that all
+        fail) or by two decisions that disagree: the map, read from another spot, may read otherwise. The
+        forward step is not checked against the map (the map is what holds the robot); the simulator or the
+        robot's bumper refuses it if something is really there.
+        """
+        if self.escapes >= MAX_ESCAPES:
+            return False
+        here = pose.xy()
+        back = [xy for xy in reversed(self.departures)
+                if float(np.linalg.norm(xy - here)) >= 0.5 * self.config.actions.forward_m]
+        if not back:
+            return False
+        self.escapes += 1
+        target = back[0]
+        turn_rad = self.config.actions.turn_rad
+        bearing = math.atan2(float(target[1]) - pose.y_m, float(target[0]) - pose.x_m)
+        turns = int(round(wrap_angle_rad(bearing - pose.yaw_rad) / turn_rad))
+        side = DiscreteAction.TURN_LEFT if turns > 0 else DiscreteAction.TURN_RIGHT
+        self.escape = [side] * abs(turns) + [DiscreteAction.MOVE_FORWARD]
+        self.commit_yaw = None
+        self.clear_stuck()
+        return True
+
+    def escape_step(self) -> Optional[DiscreteAction]:
+        """The next queued step of an escape under way, or None."""
+        return self.escape.pop(0) if self.escape else None
 
     def stuck(self) -> bool:
         """Too many blocked moves in a row, two circles of turns in place, or the last moves went nowhere."""
