@@ -199,6 +199,35 @@ def test_a_loop_closure_the_learnt_turn_scale_cannot_explain_is_refused(closures
         assert localiser.closures == closures + 1
 
 
+@pytest.mark.parametrize(("from_start", "error_deg"), [(False, 3.0), (True, 0.0)])
+def test_a_first_closure_corrects_the_reference_frames_own_turn_error(from_start: bool, error_deg: float) -> None:
+    """The odometry reads 2 % short of every turn. A look-around's first frames see too little to register, so
+    the spin's best-seen frame, 150 deg (odometry) into it and the closure's reference, already carries -3 deg.
+    Matching the last scan to that frame makes the two agree and leaves the -3 deg (the old localiser: replaying
+    5000-6 (stop 39) it kept the first spin's -3.3 deg for the whole episode, 0.52 m median position error). The
+    new one re-places the spin's headings from its first frame by the turn rate the closure measured: right."""
+    rate = 1.02  # true turn per odometry turn
+    room = _room_scan()
+
+    def seen_from(yaw_deg: float) -> np.ndarray:  # the room's points in the base frame of a robot at yaw_deg
+        c, s = math.cos(math.radians(yaw_deg)), math.sin(math.radians(yaw_deg))
+        return room @ np.array([[c, -s], [s, c]])
+
+    ref_turn = math.radians(150.0)
+    localiser = Localiser(LocaliserConfig(closure_from_spin_start=from_start))
+    localiser._frames.append(_Frame(seen_from(0.0)[::4], Pose2D(0.0, 0.0, 0.0), 0.0))  # the spin's start: few points
+    # the reference as the odometry placed it (heading = its turn), its scan from the true heading
+    localiser._frames.append(_Frame(seen_from(math.degrees(rate * ref_turn)), Pose2D(0.0, 0.0, ref_turn), ref_turn))
+    turn = ref_turn + 2.0 * math.pi / rate  # a true full circle later
+    localiser._spin_turn_rad = turn
+    closed = localiser._close_spin(seen_from(math.degrees(rate * ref_turn)), Pose2D(0.0, 0.0, wrap_angle_rad(turn)))
+    assert closed is not None
+    truth = wrap_angle_rad(rate * turn)
+    assert math.degrees(wrap_angle_rad(truth - closed.yaw_rad)) == pytest.approx(error_deg, abs=0.3)
+    ref_error = math.degrees(wrap_angle_rad(rate * ref_turn - localiser._frames[1].pose.yaw_rad))
+    assert ref_error == pytest.approx(error_deg, abs=0.3)
+
+
 @pytest.mark.slow
 def test_a_look_around_that_does_not_close_teaches_no_turn_scale(home) -> None:  # type: ignore[no-untyped-def]
     """The old agent's look-around of 11 turns, then turns back and forth in place: no loop closes. Each frame
