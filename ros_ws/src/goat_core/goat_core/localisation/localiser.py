@@ -153,13 +153,28 @@ class LocaliserConfig:
     closure_min_points: int = 60  # both scans need this many points
     closure_min_overlap: float = 0.5  # of the current scan's points within closure_match_m at the best yaw
     closure_match_m: float = 0.05
+    # Once a closure has learnt the turn scale, the odometry's calibrated turn is good to a fraction of a percent,
+    # so a later closure may change the heading by at most closure_base_rad + closure_scale_error * (the spin's
+    # turn since its reference frame); a larger change is a wrong match (a view that overlaps itself over a broad
+    # range of headings: replaying 5000-6 (stop 39), the fourth closure, 0.96 overlap at its best yaw and 0.87 five
+    # degrees to either side, turned a -3.7 deg heading error into -11.7 over a 360 deg spin). The first closure is
+    # bounded by the search window alone (the raw odometry's turn can be 2.5 % off).
+    closure_base_rad: float = math.radians(1.5)
+    closure_scale_error: float = 0.005
+    # Where a closure re-places the spin's headings from: True, the spin's first frame, by the turn rate the
+    # closure measured (registered / odometry turn), the reference's and the closed heading too; False (before
+    # stop 39), the reference frame, whose own heading keeps the odometry's turn error since the spin began (a
+    # look-around's first frames often see too little to register). Replays (docs/realism.md, stop 39): median
+    # pose error 5000-6 0.524 -> 0.183 m, 5000-18 0.302 -> 0.286, 1000-0 0.067 -> 0.073, 1000-16 0.108 -> 0.109.
+    closure_from_spin_start: bool = True
     filter: DepthFilterConfig = DepthFilterConfig()
 
     def __post_init__(self) -> None:
         for name in ("max_range_m", "voxel_m", "max_pair_m", "final_pair_m", "point_sigma_m", "cauchy_scale",
                      "prior_sigma_xy_m", "prior_sigma_yaw_rad", "max_correction_m", "max_correction_rad",
                      "max_correction_sigmas", "spin_max_shift_m", "turn_min_rad", "closure_window_rad",
-                     "closure_step_rad", "closure_match_m"):
+                     "closure_step_rad", "closure_match_m", "closure_base_rad",
+                     "closure_scale_error"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0.0):
                 raise ConfigError(f"LocaliserConfig.{name} must be a positive number, got {value!r}")
@@ -341,8 +356,11 @@ class Localiser:
         if pairs < cfg.closure_min_overlap * scan.shape[0]:
             return None
         closed = Pose2D(float(x[0]), float(x[1]), wrap_angle_rad(float(x[2])))
-        # The turn from the reference to now, as registered: the odometry's turn plus the pose's difference.
         span = turn - ref.spin_turn_rad
+        if self.closures > 0 and (abs(wrap_angle_rad(closed.yaw_rad - pose.yaw_rad))
+                                  > cfg.closure_base_rad + cfg.closure_scale_error * abs(span)):
+            return None
+        # The turn from the reference to now, as registered: the odometry's turn plus the pose's difference.
         registered = span + wrap_angle_rad(closed.yaw_rad - ref.pose.yaw_rad - span)
         # Re-place the spin's frames after the reference: their headings by the odometry's turn scaled to the
         # registered one (a scale error grows with the turn; the weak registrations of a young map are dropped),
@@ -352,6 +370,15 @@ class Localiser:
             share = (f.spin_turn_rad - ref.spin_turn_rad) / span
             f.pose = Pose2D(f.pose.x_m + share * dx, f.pose.y_m + share * dy,
                             wrap_angle_rad(ref.pose.yaw_rad + share * registered))
+        if cfg.closure_from_spin_start and k > 0:
+            # The reference's own heading carries the odometry's turn error since the spin began: every heading of
+            # the spin, the reference's and the closed one's too, from the spin's first frame by the turn rate the
+            # closure measured (true turn per odometry turn).
+            head, rate = spin[0], registered / span
+            for f in spin[1:]:
+                f.pose = replace(f.pose, yaw_rad=wrap_angle_rad(head.pose.yaw_rad
+                                                                + rate * (f.spin_turn_rad - head.spin_turn_rad)))
+            closed = replace(closed, yaw_rad=wrap_angle_rad(head.pose.yaw_rad + rate * (turn - head.spin_turn_rad)))
         self._learn_turn(span, registered)
         self._update_scales()
         self._spin_closed_rad = turn
