@@ -135,7 +135,8 @@ class RoomInferer:
         # outside the table ("chair" is itself a label) borrows nothing.
         self._alias_names = sorted(set(priors) | {label for label in OBJECT_LABELS
                                                    if label_key(label) not in self._priors})
-        self._alias_vectors = embedder.encode(self._alias_names)
+        self._labels = {label_key(label) for label in OBJECT_LABELS}
+        self._alias_vectors: Optional[np.ndarray] = None  # encoded on the first label outside the vocabulary
         self._affinity: dict[str, Optional[np.ndarray]] = {}
 
     def _prior_row(self, category: str, row: Mapping[str, float]) -> np.ndarray:
@@ -163,7 +164,9 @@ class RoomInferer:
         None when the category tells nothing about its room."""
         if category not in self._affinity:
             row = self._priors.get(label_key(category))
-            if row is None:
+            if row is None and label_key(category) not in self._labels:
+                if self._alias_vectors is None:
+                    self._alias_vectors = self.embedder.encode(self._alias_names)
                 text = " ".join(category.replace("_", " ").replace("-", " ").split())
                 sims = self._alias_vectors @ self.embedder.encode_one(text)
                 best = int(np.argmax(sims))
