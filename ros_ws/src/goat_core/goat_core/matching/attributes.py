@@ -47,9 +47,8 @@ class ColourConfig:
     agreement_scale_delta_e: float = 10.0  # a name this much ΔE worse than the best gets agreement 1/e
     max_views: int = 3  # stored views of an instance whose pixels vote
     max_pixels_per_view: int = 8192  # pixels sampled per view crop: a vote needs no more (a close-up has 200k)
-    # When an instance's pixels at or above this lightness quantile (its best-lit faces) are mostly white, its
-    # white / gray split follows them: a white nightstand whose front is in shade has mostly gray pixels (GOAT
-    # 1000-6 #2).
+    # An instance's white / gray / black split is judged on its pixels at or above this lightness quantile (its
+    # best-lit faces): a white nightstand whose front is in shade has mostly gray pixels (GOAT 1000-6 #2).
     lit_quantile: float = 0.75
 
     def __post_init__(self) -> None:
@@ -85,6 +84,7 @@ def linear_to_lab(linear_rgb: np.ndarray) -> np.ndarray:
     return np.stack([lightness, a, b], axis=-1)
 
 
+_NEUTRALS = frozenset({"white", "gray", "black"})  # colour names told apart by lightness alone
 _LUT_LEVELS = 16  # per sRGB channel: 4096 cells of 16 levels, fine enough for eleven broad colour names
 
 
@@ -165,27 +165,21 @@ class ColourNamer:
         return np.asarray(votes / total)
 
     def lit_pixel_scores(self, pixels_rgb: np.ndarray) -> dict[str, float]:
-        """Like :meth:`pixel_scores`, but a surface whose best-lit pixels are white is not outvoted by its shade.
+        """Like :meth:`pixel_scores`, but white, gray and black are told apart on the best-lit pixels only.
 
         Shading darkens a surface, so a white object's faces turned from the light name gray (the shading
-        penalty prefers an unshaded gray to a white at half brightness) while its lit faces still name white; a
-        gray object's lit faces stay gray (up to the brightest plausible shading). When white leads the neutral
-        names among the pixels at or above the ``lit_quantile`` of lightness, the white and gray shares of all
-        pixels are pooled and split as those lit pixels split them. Otherwise nothing changes: the brightest
-        pixels of a dark object are highlights and lettering (a black keyboard's lit quarter reads gray), and
-        chromatic shares are always those of all pixels (hue survives shading).
+        penalty prefers an unshaded gray to a white at half brightness); its lit faces still name white, and a
+        gray object's lit faces stay gray (up to the brightest plausible shading). The neutral share of all
+        pixels is kept and split among white, gray and black as the pixels at or above the ``lit_quantile`` of
+        lightness split it; chromatic shares are those of all pixels (hue survives shading).
         """
-        pixels = np.asarray(pixels_rgb)
-        votes = self.pixel_histogram(pixels)
-        if not {"white", "gray", "black"} <= set(self.names):
-            return {name: float(v) for name, v in zip(self.names, votes / votes.max(), strict=True)}
-        lightness = linear_to_lab(srgb_to_linear(pixels))[:, 0]
-        lit = self.pixel_histogram(pixels[lightness >= np.quantile(lightness, self.config.lit_quantile)])
-        white, gray, black = (self.names.index(n) for n in ("white", "gray", "black"))
-        if lit[white] > max(lit[gray], lit[black]):
-            pool = votes[white] + votes[gray]
-            votes[white], votes[gray] = (pool * lit[white] / (lit[white] + lit[gray]),
-                                         pool * lit[gray] / (lit[white] + lit[gray]))
+        votes = self.pixel_histogram(pixels_rgb)
+        neutral = np.array([n in _NEUTRALS for n in self.names])
+        lightness = linear_to_lab(srgb_to_linear(np.asarray(pixels_rgb)))[:, 0]
+        lit = np.asarray(pixels_rgb)[lightness >= np.quantile(lightness, self.config.lit_quantile)]
+        lit_neutral = self.pixel_histogram(lit) * neutral
+        if votes[neutral].sum() > 0.0 and lit_neutral.sum() > 0.0:
+            votes = np.where(neutral, votes[neutral].sum() * lit_neutral / lit_neutral.sum(), votes)
         return {name: float(v) for name, v in zip(self.names, votes / votes.max(), strict=True)}
 
     def rank(self, rgb_255: np.ndarray) -> list[tuple[str, float]]:
