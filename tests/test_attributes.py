@@ -12,7 +12,6 @@ from goat_core.matching.attributes import (
     ColourConfig,
     ColourNamer,
     instance_colour_scores,
-    instance_view_pixels,
     linear_to_lab,
     normalise_colour_name,
     srgb_to_linear,
@@ -167,51 +166,3 @@ def test_unknown_colour_name_is_rejected(namer: ColourNamer) -> None:
 def test_config_validation(kwargs: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         ColourConfig(**kwargs)
-
-
-def _box_view(paint: str, lit: float, shade: float, lit_share: float, seed: int) -> InstanceView:
-    """A painted box as the camera sees it: its top lit ``lit`` times, its faces in shade ``shade`` times
-    (linear light), the top ``lit_share`` of the pixels, with sensor noise."""
-    rng = np.random.default_rng(seed)
-    rows, cols = 80, 50
-    top = np.arange(rows) < round(rows * lit_share)
-    crop = np.where(top[:, None, None], shaded(paint, lit), shaded(paint, shade)) * np.ones((rows, cols, 3))
-    crop += rng.normal(0.0, 3.0, crop.shape)
-    mask = np.ones((rows, cols), bool)
-    return InstanceView(rgb=np.clip(crop, 0, 255).astype(np.uint8), mask=mask, pixel_count=rows * cols,
-                        pose=Pose2D(0.0, 0.0, 0.0), step=0)
-
-
-@pytest.mark.parametrize(("paint", "lit", "shade", "expected", "not_expected"), [
-    # GOAT 1000-6 #2: a white nightstand, its front in shade, was named gray; the agent stopped there for
-    # "the gray wooden nightstand". Its lit top (a quarter of the pixels) is still white.
-    ("white", 0.75, 0.4, "white", "gray"),
-    ("gray", 1.25, 0.6, "gray", "white"),  # a truly gray one under a bright light stays gray
-    ("gray", 1.0, 0.5, "gray", "white"),
-    ("black", 1.3, 0.5, "black", "gray"),
-])
-def test_neutral_colours_are_judged_on_the_lit_faces(namer: ColourNamer, paint: str, lit: float, shade: float,
-                                                     expected: str, not_expected: str) -> None:
-    inst = Instance(instance_id=3, category="nightstand", points_xyz_m=np.zeros((1, 3)),
-                    views=[_box_view(paint, lit, shade, 0.3, seed=4)])
-    scores = instance_colour_scores(namer, inst)
-    assert scores is not None
-    assert scores[expected] == 1.0
-    assert scores[not_expected] < 0.5
-    pixels = instance_view_pixels(inst, 3, 8192)
-    if paint == "white":  # every pixel on its own: most are the shaded front, named gray (the old vote)
-        assert namer.pixel_scores(pixels)["gray"] == 1.0
-
-
-def test_chromatic_shares_are_those_of_all_pixels(namer: ColourNamer) -> None:
-    inst = Instance(instance_id=4, category="chair", points_xyz_m=np.zeros((1, 3)),
-                    views=[_box_view("red", 1.0, 0.5, 0.3, seed=5)])
-    pixels = instance_view_pixels(inst, 3, 8192)
-    scores = instance_colour_scores(namer, inst)
-    assert scores == namer.pixel_scores(pixels)  # no neutral pixel: nothing to split
-    assert max(scores, key=lambda n: scores[n]) == "red"
-
-
-def test_lit_quantile_is_checked() -> None:
-    with pytest.raises(ValueError, match="lit_quantile.*1.5"):
-        ColourConfig(lit_quantile=1.5)

@@ -47,9 +47,6 @@ class ColourConfig:
     agreement_scale_delta_e: float = 10.0  # a name this much ΔE worse than the best gets agreement 1/e
     max_views: int = 3  # stored views of an instance whose pixels vote
     max_pixels_per_view: int = 8192  # pixels sampled per view crop: a vote needs no more (a close-up has 200k)
-    # An instance's white / gray / black split is judged on its pixels at or above this lightness quantile (its
-    # best-lit faces): a white nightstand whose front is in shade has mostly gray pixels (GOAT 1000-6 #2).
-    lit_quantile: float = 0.75
 
     def __post_init__(self) -> None:
         if not 0.0 < self.min_shading <= 1.0 <= self.max_shading:
@@ -60,8 +57,6 @@ class ColourConfig:
         if self.max_views < 1 or self.max_pixels_per_view < 1:
             raise ValueError(f"ColourConfig.max_views and max_pixels_per_view must be >= 1, got "
                              f"{self.max_views!r}, {self.max_pixels_per_view!r}")
-        if not 0.0 <= self.lit_quantile < 1.0:
-            raise ValueError(f"ColourConfig.lit_quantile must be in [0, 1), got {self.lit_quantile!r}")
         if self.agreement_scale_delta_e <= 0.0 or self.shading_penalty_delta_e < 0.0:
             raise ValueError("ColourConfig ΔE scales must be positive, got "
                              f"{self.agreement_scale_delta_e!r}, {self.shading_penalty_delta_e!r}")
@@ -84,7 +79,6 @@ def linear_to_lab(linear_rgb: np.ndarray) -> np.ndarray:
     return np.stack([lightness, a, b], axis=-1)
 
 
-_NEUTRALS = frozenset({"white", "gray", "black"})  # colour names told apart by lightness alone
 _LUT_LEVELS = 16  # per sRGB channel: 4096 cells of 16 levels, fine enough for eleven broad colour names
 
 
@@ -164,24 +158,6 @@ class ColourNamer:
             raise GoatError("pixel weights are all zero: no pixel votes for a colour")
         return np.asarray(votes / total)
 
-    def lit_pixel_scores(self, pixels_rgb: np.ndarray) -> dict[str, float]:
-        """Like :meth:`pixel_scores`, but white, gray and black are told apart on the best-lit pixels only.
-
-        Shading darkens a surface, so a white object's faces turned from the light name gray (the shading
-        penalty prefers an unshaded gray to a white at half brightness); its lit faces still name white, and a
-        gray object's lit faces stay gray (up to the brightest plausible shading). The neutral share of all
-        pixels is kept and split among white, gray and black as the pixels at or above the ``lit_quantile`` of
-        lightness split it; chromatic shares are those of all pixels (hue survives shading).
-        """
-        votes = self.pixel_histogram(pixels_rgb)
-        neutral = np.array([n in _NEUTRALS for n in self.names])
-        lightness = linear_to_lab(srgb_to_linear(np.asarray(pixels_rgb)))[:, 0]
-        lit = np.asarray(pixels_rgb)[lightness >= np.quantile(lightness, self.config.lit_quantile)]
-        lit_neutral = self.pixel_histogram(lit) * neutral
-        if votes[neutral].sum() > 0.0 and lit_neutral.sum() > 0.0:
-            votes = np.where(neutral, votes[neutral].sum() * lit_neutral / lit_neutral.sum(), votes)
-        return {name: float(v) for name, v in zip(self.names, votes / votes.max(), strict=True)}
-
     def rank(self, rgb_255: np.ndarray) -> list[tuple[str, float]]:
         """Colour names with their distances, closest first (ties broken by name for determinism)."""
         return sorted(self.distances(rgb_255).items(), key=lambda item: (item[1], item[0]))
@@ -216,7 +192,7 @@ def instance_view_pixels(instance: Instance, max_views: int, max_pixels_per_view
 
 
 def instance_colour_scores(namer: ColourNamer, instance: Instance) -> Optional[dict[str, float]]:
-    """Agreement of an instance with every colour name (see :meth:`ColourNamer.lit_pixel_scores`), or None.
+    """Agreement of an instance with every colour name (see :meth:`ColourNamer.pixel_scores`), or None.
 
     Uses the masked pixels of its best stored views, on a regular grid of about ``max_pixels_per_view``
     pixels per crop; the memory's running mean colour is the fallback when no view is stored, and None
@@ -225,7 +201,7 @@ def instance_colour_scores(namer: ColourNamer, instance: Instance) -> Optional[d
     cfg = namer.config
     stacked = instance_view_pixels(instance, cfg.max_views, cfg.max_pixels_per_view)
     if len(stacked) > 0:
-        return namer.lit_pixel_scores(stacked)
+        return namer.pixel_scores(stacked)
     if instance.mean_rgb is not None:
         return namer.scores(np.asarray(instance.mean_rgb, dtype=np.float64))
     return None
