@@ -117,6 +117,18 @@ def test_the_room_clause_picks_the_look_alike_in_the_named_room(embedder: Senten
     assert alone.instance_id == 40 and not alone.confident
 
 
+def test_a_target_does_not_vote_for_its_own_room(embedder: SentenceEmbedder) -> None:
+    # GOAT 5000-0 #4 "the brown wooden dining table in the kitchen": the table's own dining-room vote vetoed it.
+    instances = {1: box(1, "dining table", (0.0, 0.0, 0.4), (1.6, 0.9, 0.75), "brown"),
+                 2: box(2, "stove", (1.5, 1.5, 0.45), (0.6, 0.6, 0.9)),
+                 3: box(3, "refrigerator", (-1.5, 1.5, 0.9), (0.8, 0.7, 1.8))}
+    matcher = DescriptionMatcher(embedder)
+    matcher.set_goal(Goal(GoalModality.DESCRIPTION, text="the brown wooden dining table in the kitchen"),
+                     list(OBJECT_LABELS))
+    result = matcher.match(instances)
+    assert result.instance_id == 1 and result.confident
+
+
 def test_a_bad_prior_row_is_rejected(embedder: SentenceEmbedder) -> None:
     with pytest.raises(GoatError, match="bed"):
         RoomInferer(embedder, priors={"bed": {"bedroom": 0.9, "kitchen": 0.3}})

@@ -14,8 +14,10 @@ those votes were biased: "a couch" ~ bedroom 0.75, "a side table" ~ dining room 
 almost never won, so the room clause could not be trusted.)
 
 An instance's room distribution is the distance-weighted mean of the votes of the telling instances within a
-radius of it, itself included (weight exp(-d / scale)), mixed with a uniform prior of weight ``prior_weight``:
-with no telling object around, the distribution stays flat and the room is unknown. Walls are not known here,
+radius of it, itself excluded (weight exp(-d / scale)), mixed with a uniform prior of weight ``prior_weight``:
+with no telling object around, the distribution stays flat and the room is unknown. The target's own category is
+left out because the text names the room of a target whatever its category says ("the brown wooden dining table
+in the kitchen", GOAT 5000-0 #4: its own dining-room vote vetoed the right table). Walls are not known here,
 so the radius is kept to about a room's size; when the caller knows which segment of its own map each instance
 is in (goat_core.mapping.floor_segments: the explored floor cut at doorways), votes from another segment count
 ``other_segment_weight`` as much, so a plant in the hallway no longer reads as a kitchen plant because the stove
@@ -204,6 +206,8 @@ class RoomInferer:
             dist_m = np.linalg.norm(xy - centroids_xy_m[target], axis=1)
             weights = np.where(dist_m <= self.config.vote_radius_m,
                                np.exp(-dist_m / self.config.distance_scale_m), 0.0)
+            if target in telling:  # its own category is the text's target: the neighbours tell its room
+                weights[ids.index(target)] = 0.0
             own = segments.get(target, 0) if segments is not None else 0
             if own:
                 weights = np.where((segment != own) & (segment != 0),
