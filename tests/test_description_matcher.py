@@ -224,17 +224,30 @@ def test_description_matching(matcher: DescriptionMatcher, text: str, expected: 
         assert result.instance_id == expected
 
 
-def test_room_separates_candidates_but_does_not_veto_the_only_one(matcher: DescriptionMatcher) -> None:
+def test_a_room_known_to_differ_vetoes_the_only_candidate(matcher: DescriptionMatcher) -> None:
     instances = {i: inst for i, inst in _kitchen_and_bedroom().items() if i not in (10, 11, 12)}
-    instances[30] = box(30, "tv", (9.5, 1.2, 0.9), (0.3, 0.1, 0.2), "white")  # by the bed
+    instances[30] = box(30, "tv", (9.5, 1.2, 0.9), (0.3, 0.1, 0.2), "white")  # by the bed: a bedroom tv
     matcher.set_goal(goal("the white tv in the kitchen"), VOCABULARY)
     only = matcher.match(instances)
-    assert only.instance_id == 30 and only.confident  # the room disagrees, but nothing else fits
+    assert only.instance_id == 30 and not only.confident  # known to be in the bedroom: keep looking
     instances[31] = box(31, "tv", (0.6, 1.5, 1.0), (0.3, 0.1, 0.2), "white")  # by the stove
     both = matcher.match(instances)
     assert both.instance_id == 31 and both.confident
     matcher.set_goal(goal("the white tv in the bedroom"), VOCABULARY)
     assert matcher.match(instances).instance_id == 30
+
+
+def test_a_room_inferred_without_confidence_does_not_veto(matcher: DescriptionMatcher) -> None:
+    # Nothing telling near the lamp (a plant, a chair; a lamp stands in any room): its room is unknown, so the
+    # colour alone decides.
+    instances = {1: box(1, "plant", (0.0, 0.0, 0.5), (0.4, 0.4, 1.0), "green"),
+                 2: box(2, "chair", (1.0, 0.5, 0.45), (0.5, 0.5, 0.9)),
+                 30: box(30, "lamp", (0.5, 1.0, 0.9), (0.3, 0.3, 0.4), "white")}
+    matcher.set_goal(goal("the white lamp in the kitchen"), VOCABULARY)
+    result = matcher.match(instances)
+    assert result.instance_id == 30 and result.confident
+    matcher.set_goal(goal("the lamp in the kitchen"), VOCABULARY)  # the room is all it says: it must be known
+    assert not matcher.match(instances).confident
 
 
 def test_equal_totals_are_ordered_by_the_probability_of_the_room(matcher: DescriptionMatcher) -> None:

@@ -4,7 +4,8 @@ turns "the red mug on the wooden table in the kitchen" into a target, its colour
 Scoring: each candidate instance of the target label gets the weighted mean of its constraint agreements in
 [0, 1] (colour, room, relation to an anchor instance), which ranks the candidates. The best is a confident
 match when its colour and relation agreements are high and its total is clearly ahead of the best candidate
-elsewhere; the inferred room separates candidates but cannot veto the only one that fits.
+elsewhere; the inferred room separates candidates, and vetoes one only where it is inferred with confidence
+(:mod:`goat_core.matching.rooms`: a telling object such as a bed or a stove nearby).
 
 Hiding places: when the text puts the target inside, under or behind its anchor ("remote control inside the
 bookshelf") and no remembered target fits that relation, the best remembered anchor (by its own colour and the
@@ -49,9 +50,11 @@ class DescriptionMatcherConfig:
     colour_weight: float = 1.0
     relation_weight: float = 1.0
     room_weight: float = 0.5  # rooms are inferred from neighbours: weaker evidence than colour or geometry
-    # A description whose only constraint is a room ("the tv in the kitchen", LangMap's room level): the inferred
-    # room must agree at least this much before the agent stops exploring for a better fitting instance.
-    room_only_min_agreement: float = 0.4
+    # A room the text names must agree at least this much with a candidate's inferred room, when that room is
+    # inferred with confidence (RoomConfig.confident_probability), for the candidate to be a confident match; a
+    # description whose only constraint is a room ("the tv in the kitchen", LangMap's room level) also needs its
+    # room inferred with confidence.
+    room_min_agreement: float = 0.4
     unknown_colour_agreement: float = 0.5  # colour of an instance with no pixels stored yet
     # "inside / under / behind the X": a remembered target whose relation agreement reaches this is taken to be
     # in the hiding place; when none does, the best X is offered instead (not confidently).
@@ -224,10 +227,12 @@ class DescriptionMatcher:
         """Each target instance's agreement with the description, best first.
 
         The total ranks candidates; equal totals (every candidate's most likely room is the text's) are ordered
-        by the probability of the text's room. Whether the best is good enough is judged on colour and relation
-        only: the room comes from an inference that is often unsure, so it may separate candidates but not veto
-        the only fitting one (tried: a disagreeing room kept the agent exploring; on primitive home 1000-0 #0 the
-        right mug's room disagreed and the subtask took 285 actions instead of 106).
+        by the probability of the text's room. Whether the best is good enough is judged on colour and relation,
+        and on the room only where it is inferred with confidence (a telling object such as a bed or a stove
+        stands near the candidate): a candidate known to stand in another room than the text's is never sure.
+        A room inferred without confidence separates candidates but does not veto the only fitting one (before
+        stop 39 every room was voted by biased embedding similarities and vetoing kept the agent exploring; on
+        primitive home 1000-0 #0 the right mug's room disagreed and the subtask took 285 actions instead of 106).
         """
         if self.parsed is None:
             raise GoatError("DescriptionMatcher used before set_goal()")
@@ -259,8 +264,11 @@ class DescriptionMatcher:
                 room_probability = float(rooms[tid][self.rooms.room_index(parsed.room)])
                 room_agreement = self.rooms.agreement(rooms[tid], parsed.room)
                 terms.append((cfg.room_weight, room_agreement))
-                if not certain:  # the room is all the text says: it has to agree for the match to be sure
-                    sure = 1.0 if room_agreement >= cfg.room_only_min_agreement else 0.0
+                room_fits = self.rooms.confident(rooms[tid]) and room_agreement >= cfg.room_min_agreement
+                if not certain:  # the room is all the text says: it has to be known and agree to be sure
+                    sure = 1.0 if room_fits else 0.0
+                elif self.rooms.confident(rooms[tid]) and not room_fits:  # known to be another room
+                    sure = 0.0
             scored.append(_Scored(tid, _weighted_mean(terms), sure, relation, room_probability))
         scored.sort(key=lambda s: (-s.total, -s.room_probability, s.instance_id))
         return scored
