@@ -108,6 +108,20 @@ def test_collision_marks_cells_ahead_only() -> None:
     assert grid.blocked(box).sum() == grid.collision.sum()
 
 
+def test_collision_mark_spares_the_robots_trail() -> None:
+    """A bump beside the corridor the robot just drove up must not mark the corridor shut: the base's centre stood
+    on the trail cells (large-furnished 5000-6 #6-#8 gave up in a pocket sealed by such marks)."""
+    grid = OccupancyGrid(OccupancyConfig())
+    grid.mark_trail(np.array([1.1, 0.0]), np.array([1.1, 2.0]))  # drove north along x = 1.1
+    grid.mark_collision(Pose2D(1.0, 1.5, -math.pi / 2), ahead_m=0.27, half_width_m=0.2)  # bumped heading south
+    assert layer_at(grid, grid.trail, (1.1, 1.23)) == 1
+    assert layer_at(grid, grid.collision, (1.1, 1.23)) == 0  # on the trail: not marked
+    assert layer_at(grid, grid.collision, (0.9, 1.23)) == 1  # beside it: marked
+    assert layer_at(grid, grid.collision, (1.0, 1.23)) == 1
+    grid.mark_collision(Pose2D(0.5, 1.5, -math.pi / 2), ahead_m=0.27, half_width_m=0.1)  # away from the trail
+    assert layer_at(grid, grid.collision, (0.5, 1.23)) == 1
+
+
 def test_known_box_bounds_observations_with_margin_and_alignment() -> None:
     grid = OccupancyGrid(OccupancyConfig())
     grid.update(wall_and_floor(Pose2D(0, 0, 0), math.radians(-30.0), wall_ahead_m=3.0))

@@ -256,13 +256,20 @@ class OccupancyGrid:
         self._grow_bounds(ends)
 
     def mark_collision(self, pose: Pose2D, ahead_m: float, half_width_m: float) -> None:
-        """Block a short segment across the heading ``ahead_m`` in front of the base (an unseen bump)."""
+        """Block a short segment across the heading ``ahead_m`` in front of the base (an unseen bump), except on
+        the robot's trail: the base's centre stood there, so nothing is there, and a mark across the way the robot
+        came would seal it in (large-furnished 5000-6 #6-#8: a bump beside the corridor it had just driven up
+        marked it shut, and it gave up three subtasks in a pocket of its own marks)."""
         c, s = math.cos(pose.yaw_rad), math.sin(pose.yaw_rad)
         mid = np.array([pose.x_m + ahead_m * c, pose.y_m + ahead_m * s])
         side = np.array([-s, c]) * half_width_m
         ends = self.to_cells(np.stack([mid - side, mid + side])).clip(0, self.size_cells - 1)
+        (i0, j0), (i1, j1) = ends.min(axis=0), ends.max(axis=0) + 1
+        kept = self.collision[i0:i1, j0:j1].copy()
         cv2.line(self.collision, (int(ends[0, 1]), int(ends[0, 0])), (int(ends[1, 1]), int(ends[1, 0])), 1,
                  thickness=1)
+        on_trail = self.trail[i0:i1, j0:j1] > 0
+        self.collision[i0:i1, j0:j1][on_trail] = kept[on_trail]
         self._grow_bounds(ends)
 
     # -------------------------------------------------------------------------------------------- queries
