@@ -7,9 +7,9 @@
 
 The committed baselines (seeds 1000 and 5000, 6 episodes each) record the behaviour of the official GOAT-Bench
 protocol (no sliding), the agent's per-subtask action limit, its mark of a move refused twice at the same pose,
-its relaxed field's margin, clear_collisions run again when new marks seal the way and rooms inferred from telling
-objects (issue 33); the split of the agent into parts was checked against baselines of the code before it (commit
-d9b9b35).
+its relaxed field's margin, clear_collisions run again when new marks seal the way, rooms inferred from telling
+objects and collision marks that spare the robot's trail (issue 33); the split of the agent into parts was checked
+against baselines of the code before it (commit d9b9b35).
 
 Runs procedural GOAT episodes in process (the default agent, ground-truth perception, the default run settings,
 memory on) on the homes of ``--homes`` (any kind ``goat-nav bench --homes`` takes, with its episode rules), and
