@@ -127,8 +127,11 @@ def test_a_forked_run_says_what_each_episode_cost_against_its_estimate() -> None
     achieved, estimated = stats.episode_cpu_s(), stats.estimated_cpu_s()
     assert set(achieved) == set(estimated) == set(stats.workers)
     assert sum(achieved.values()) == pytest.approx(sum(estimated.values()))
-    # Longest first: 4 and 3 start, then 2 goes to the worker of 3 and 1 to the worker of 4: 5 and 5.
-    assert sorted(achieved.values()) == pytest.approx([5 * BUSY_S, 5 * BUSY_S], abs=0.2)
+    # Longest first: 4 and 3 start at once, one on each worker. Which worker then takes 2 and 1 depends on which
+    # finishes first in wall time, and on a loaded machine the busy loops' wall times vary (the quiet split is 5 and
+    # 5, a loaded one 6 and 4 has been seen): only the first hand-out is load-independent.
+    worker_of = {u.index: u.worker for u in stats.units}
+    assert worker_of[1] != worker_of[3]
     line = describe(stats, config)
     assert "rank correlation 1.00 over 4 episodes" in line
     assert "per episode (plan order) estimate/CPU s/worker [1/0.2" in line
