@@ -36,6 +36,9 @@ CATEGORY_WORDS_FIELD = "category_words"
 # Episode "info" field of procedural episodes: every subtask's geodesic distance in metres, from the start, then from
 # where the previous subtask ended (GOAT-Bench's "geodesic_distance" is the first subtask's only).
 SUBTASK_DISTANCES_FIELD = "subtask_geodesic_distances_m"
+# Episode "info" field of procedural episodes: its home's rooms, navigable area and objects (the results' meta.scenes
+# entry, goat_suites.common.home_stats), computed where the generator builds the home.
+SCENE_STATS_FIELD = "scene_stats"
 
 
 # ----------------------------------------------------------------------------------------------- dataclasses

@@ -3,7 +3,9 @@
 Per home: rooms, navigable area (the nav grid's navigable cells for the Stretch footprint), objects, objects per
 room, instances per category; per dataset: the same over homes and the geodesic distance of each subtask (from the
 start, then from the previous goal, to the nearest view point of its goal). ``scene_meta`` is the ``meta.scenes``
-entry a results file carries for each home it ran in.
+entry a results file carries for each home it ran in. A procedural episode carries its home's entry in its info
+(``SCENE_STATS_FIELD``, computed where the generator builds the home anyway), so that the driver of a run does not
+build every home a second time for ``meta.scenes``.
 
 Published figures (reference, not measured here; as the issue quotes them):
 
@@ -24,11 +26,11 @@ import numpy as np
 
 from goat_core.frames import habitat_to_ros_position
 from goat_core.types import GoalModality
-from goat_suites.common.episodes import GoatEpisode, goals_key
+from goat_suites.common.episodes import SCENE_STATS_FIELD, GoatEpisode, goals_key
 from goat_suites.common.parts import procedural_home
 from sim_bridge.embedded.home import Home
 from sim_bridge.embedded.home_config import home_kind
-from sim_bridge.embedded.navgrid import NavGrid
+from sim_bridge.embedded.navgrid import DEFAULT_GRID_RESOLUTION_M, NavGrid
 from sim_bridge.embedded.scene_ids import SCENE_PREFIX, parse_scene_id
 
 # statistic -> (published value, its source); see the module doc.
@@ -69,19 +71,39 @@ def home_stats(home: Home, grid: Optional[NavGrid] = None, scene_id: str = "") -
         floor_area_m2=round(sum(r.area_m2 for r in home.rooms), 2))
 
 
+_CARRIED_KEYS = ("num_rooms", "navigable_area_m2", "num_objects")  # a meta.scenes entry but its scene id
+
+
 def scene_meta(stats: HomeStats) -> dict[str, Any]:
     """The ``meta.scenes`` entry of a home."""
-    return {"scene_id": stats.scene_id, "num_rooms": stats.num_rooms,
-            "navigable_area_m2": stats.navigable_area_m2, "num_objects": stats.num_objects}
+    return {"scene_id": stats.scene_id, **{k: getattr(stats, k) for k in _CARRIED_KEYS}}
+
+
+def scene_stats_info(home: Home, grid: NavGrid) -> dict[str, Any]:
+    """What a procedural episode carries in ``info[SCENE_STATS_FIELD]``: its home's ``meta.scenes`` entry without
+    the scene id. ``grid`` is the simulator's nav grid, used where it is the one ``home_stats`` builds (the
+    default resolution and the home's robot radius), else that one is built."""
+    same = grid.resolution_m == DEFAULT_GRID_RESOLUTION_M and grid.robot_radius_m == home.config.robot_radius_m
+    entry = scene_meta(home_stats(home, grid if same else None))
+    del entry["scene_id"]
+    return entry
 
 
 def scenes_meta(scene_ids: Iterable[str], home_for_scene: Callable[[str], Home] = procedural_home,
-                ) -> list[dict[str, Any]]:
+                episodes: Iterable[GoatEpisode] = ()) -> list[dict[str, Any]]:
     """``meta.scenes``: one entry per embedded-simulator home among ``scene_ids`` (each home once, in order of
-    first appearance), built by the suite's ``home_for_scene``; scenes of other simulators are left out."""
+    first appearance); scenes of other simulators are left out. A home one of ``episodes`` carries the entry of
+    (``SCENE_STATS_FIELD``, written by the generator) is not built again; the others are built by the suite's
+    ``home_for_scene``."""
+    carried = {e.scene_id: e.info[SCENE_STATS_FIELD] for e in episodes
+               if isinstance(e.info.get(SCENE_STATS_FIELD), dict)}
     entries = []
     for scene_id in dict.fromkeys(scene_ids):
-        if _EMBEDDED_SCENE.match(scene_id):
+        if not _EMBEDDED_SCENE.match(scene_id):
+            continue
+        if scene_id in carried:
+            entries.append({"scene_id": scene_id, **{k: carried[scene_id][k] for k in _CARRIED_KEYS}})
+        else:
             entries.append(scene_meta(home_stats(home_for_scene(scene_id), scene_id=scene_id)))
     return entries
 
@@ -145,5 +167,5 @@ def format_table(summary: dict[str, dict[str, float]], geodesics_m: Sequence[flo
     return "\n".join(lines)
 
 
-__all__ = ["HomeStats", "PUBLISHED", "describe_homes", "format_table", "home_stats", "scene_meta", "scenes_meta",
-           "subtask_geodesics_m", "summarise"]
+__all__ = ["HomeStats", "PUBLISHED", "describe_homes", "format_table", "home_stats", "scene_meta",
+           "scene_stats_info", "scenes_meta", "subtask_geodesics_m", "summarise"]

@@ -240,8 +240,9 @@ def run_episodes(args: argparse.Namespace, episodes: Sequence[GoatEpisode], pool
     """
     # The bag's run info is the meta as prepared: the same run gives the same bag whatever --out is.
     recorder = RunRecorder(args.record, run_info=meta) if getattr(args, "record", None) is not None else None
-    # meta.scenes: rooms, navigable area and objects of each home the run uses (goat_suites.common.home_stats).
-    meta.setdefault("scenes", scenes_meta((e.scene_id for e in episodes), parts.home_for_scene))
+    # meta.scenes: rooms, navigable area and objects of each home the run uses (goat_suites.common.home_stats); a
+    # procedural episode carries its home's entry, so the driver builds no home for it while the workers run.
+    meta.setdefault("scenes", scenes_meta((e.scene_id for e in episodes), parts.home_for_scene, episodes))
     units = episode_units(episodes)
     sink = GoatResults(args.out, args.suite, meta, annotate or (lambda _episode, record: record), suite_meta)
     sink.planned = episodes

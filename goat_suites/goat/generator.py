@@ -34,6 +34,7 @@ from goat_core.frames import (
 from goat_core.types import GoalModality
 from goat_suites.common.episodes import (
     CATEGORY_WORDS_FIELD,
+    SCENE_STATS_FIELD,
     SUBTASK_DISTANCES_FIELD,
     GoalObject,
     GoatDataset,
@@ -44,7 +45,7 @@ from goat_suites.common.episodes import (
     goals_key,
     task_goal_text,
 )
-from goat_suites.common.home_stats import subtask_geodesics_m
+from goat_suites.common.home_stats import scene_stats_info, subtask_geodesics_m
 from sim_bridge.embedded.catalogue import CATALOGUE, synonyms
 from sim_bridge.embedded.home import (
     Home,
@@ -393,7 +394,8 @@ def generate_episode(sim: EmbeddedSim, scene_id: str, episode_id: str, rng: np.r
     # Every subtask's distance (GOAT-Bench stores the first only): what the workers of a parallel run estimate an
     # episode's length by (goat_suites.common.episode_worker.estimated_actions). No random draw: same episodes.
     distances_m = [round(d, 3) if math.isfinite(d) else None for d in subtask_geodesics_m(episode, sim.navgrid)]
-    return dataclasses.replace(episode, info={**episode.info, SUBTASK_DISTANCES_FIELD: distances_m})
+    return dataclasses.replace(episode, info={**episode.info, SUBTASK_DISTANCES_FIELD: distances_m,
+                                              SCENE_STATS_FIELD: scene_stats_info(sim.home, sim.navgrid)})
 
 
 def home_seeds(num_episodes: int, seed: int) -> list[int]:
