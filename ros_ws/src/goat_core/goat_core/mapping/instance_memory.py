@@ -126,7 +126,11 @@ class InstanceMemory:
             pts = self._back_project(det, obs, count)
             if pts.points_xyz_m.shape[0] < self.config.min_points:
                 continue
-            points = voxel_downsample(pts.points_xyz_m, self.config.voxel_m)
+            # One point per voxel, the first of each in order (voxel_downsample), with its voxel's key.
+            point_keys = voxel_keys(pts.points_xyz_m, self.config.voxel_m)
+            _, first = np.unique(point_keys, return_index=True)
+            first.sort()
+            points, point_keys = pts.points_xyz_m[first], point_keys[first]
             mem_id = self._associate(det, points, persistent_keys)
             if mem_id is None:
                 mem_id = self._create(det, points, obs.step)
@@ -134,7 +138,7 @@ class InstanceMemory:
                     self._key_to_id[det.instance_key] = mem_id
                     self._key_ids.setdefault(det.instance_key, []).append(mem_id)
             else:
-                self._merge(self.candidates[mem_id], points, obs.step)
+                self._merge(self.candidates[mem_id], points, obs.step, point_keys)
             inst = self.candidates[mem_id]
             self._update_colour(inst, obs.rgb[pts.rows, pts.cols])
             self._offer_view(inst, det, obs, count)
@@ -334,34 +338,41 @@ class InstanceMemory:
             if mem_id in ids:
                 ids.remove(mem_id)
 
-    def _merge(self, inst: Instance, points: np.ndarray, step: int) -> None:
+    def _merge(self, inst: Instance, points: np.ndarray, step: int, point_keys: np.ndarray) -> None:
         """The instance's points and the new ones, one per voxel (earlier points win), capped: what
-        ``voxel_downsample(concatenate([old, new]))`` gives, thinned by :meth:`_cap_index`.
+        ``voxel_downsample(concatenate([old, new]))`` gives, thinned by :meth:`_cap_index`. ``points`` hold one
+        point per voxel already (``voxel_downsample``'s), ``point_keys`` their voxels' keys.
 
         Points this memory gave the instance hold one point per voxel already, so every one of them is the first of
         its voxel and stays; of the new points those whose voxel is new stay, the first of each in order. Looking
-        the new voxels up in the old ones' sorted keys costs about half the deduplication of all points again.
+        the new voxels up in the old ones' sorted keys costs about half the deduplication of all points again, and
+        the sorted keys of the result are those sorted keys with the fresh ones merged in and the capped ones taken
+        out (a linear merge, not a sort of up to ``max_points_per_instance`` keys at every merge).
         """
         voxel_m = self.config.voxel_m
         known = self._voxels.get(inst.instance_id)
+        old_sorted: Optional[np.ndarray] = None
         if known is None or known[0] is not inst.points_xyz_m or known[2].shape[0] == 0:
             # points set from elsewhere: deduplicate them all
             merged = voxel_downsample(np.concatenate([inst.points_xyz_m, points]), voxel_m)
             keys = voxel_keys(merged, voxel_m)
         else:
             _, old_keys, old_sorted = known
-            new_keys = voxel_keys(points, voxel_m)
-            _, first = np.unique(new_keys, return_index=True)
-            first.sort()
-            at = np.minimum(np.searchsorted(old_sorted, new_keys[first]), old_sorted.shape[0] - 1)
-            fresh = first[old_sorted[at] != new_keys[first]]
+            at = np.minimum(np.searchsorted(old_sorted, point_keys), old_sorted.shape[0] - 1)
+            fresh = old_sorted[at] != point_keys  # every new point is the first of its voxel: those of new voxels
             merged = np.concatenate([inst.points_xyz_m, points[fresh]])
-            keys = np.concatenate([old_keys, new_keys[fresh]])
+            keys = np.concatenate([old_keys, point_keys[fresh]])
         keep = self._cap_index(merged.shape[0])
+        if old_sorted is None:
+            sorted_keys = np.sort(keys if keep is None else keys[keep])
+        else:
+            sorted_keys = _sorted_union(old_sorted, keys[old_sorted.shape[0]:])
+            if keep is not None:
+                sorted_keys = _sorted_without(sorted_keys, keys, keep)
         if keep is not None:
             merged, keys = merged[keep], keys[keep]
         inst.points_xyz_m = merged
-        self._voxels[inst.instance_id] = (merged, keys, np.sort(keys))
+        self._voxels[inst.instance_id] = (merged, keys, sorted_keys)
         inst.num_observations += 1
         inst.last_seen_step = step
 
@@ -416,6 +427,20 @@ class InstanceMemory:
             del inst.views[replace]
         position = next((i for i, v in enumerate(inst.views) if v.pixel_count < count), len(inst.views))
         inst.views.insert(position, view)
+
+
+def _sorted_union(sorted_keys: np.ndarray, extra: np.ndarray) -> np.ndarray:
+    """``sorted_keys`` with the keys ``extra`` (none of them among those) merged in, sorted: what sorting all of
+    them gives. The stable sort (timsort) finds the two sorted runs and merges them in linear time."""
+    return np.sort(np.concatenate([sorted_keys, np.sort(extra)]), kind="stable")
+
+
+def _sorted_without(sorted_keys: np.ndarray, keys: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """The sorted ``keys[keep]``, from ``sorted_keys`` (``keys`` sorted; every key distinct): the keys not kept
+    taken out."""
+    dropped = np.ones(keys.shape[0], dtype=bool)
+    dropped[keep] = False
+    return np.delete(sorted_keys, np.searchsorted(sorted_keys, keys[dropped]))
 
 
 def mask_pixels(mask: np.ndarray, bbox_xyxy: tuple[int, int, int, int], stride_px: int,
