@@ -136,17 +136,24 @@ def _agent_run(seed: int, steps: int, kind: str, baton: _Baton, player: int, out
     episode = generate_dataset(1, seed, config, episode_config_for(config)).episodes[0]
     act_times: list[float] = []
     act_cpu: list[float] = []
+    act_marched: list[bool] = []  # whether the step ran an FMM (a field no kept one's distances could serve)
     try:
         with EpisodeRunner(RunConfig(max_actions_per_subtask=steps), AgentConfig(), MatcherConfig()) as runner:
             original = runner.agent.act
+            cache = getattr(getattr(runner.agent, "_ctx", None), "fields", None)  # the GOAT agent's FieldCache
+
+            def marches() -> int:
+                return 0 if cache is None else cache.misses - cache.distances_reused
 
             def timed_act(obs: Observation) -> DiscreteAction:
                 baton.wait(player)
                 try:
+                    before = marches()
                     t, c = time.perf_counter(), time.thread_time()
                     action = original(obs)
                     act_times.append(time.perf_counter() - t)
                     act_cpu.append(time.thread_time() - c)
+                    act_marched.append(marches() > before)
                 finally:
                     baton.pass_on(player)
                 return action
@@ -157,13 +164,23 @@ def _agent_run(seed: int, steps: int, kind: str, baton: _Baton, player: int, out
             out["elapsed_s"] = time.perf_counter() - t0
             out["actions"] = sum(r.num_actions for r in records)
             out["subtasks"] = len(records)
-            cache = getattr(getattr(runner.agent, "_ctx", None), "fields", None)  # the GOAT agent's FieldCache
             if cache is not None:
                 out["fields"] = (cache.misses, cache.hits, cache.distances_reused)
     finally:
         out["times"] = act_times
         out["cpu"] = act_cpu
+        out["marched"] = act_marched
         baton.pass_on(player, finished=True)
+
+
+def _split(cpu_s: np.ndarray, marched: np.ndarray) -> str:
+    """Mean CPU, and the steps that ran an FMM against the others: an agent step's CPU has two modes, and where the
+    median falls between them depends on the share of steps that marched."""
+    parts = [f"mean {1000.0 * cpu_s.mean():.2f} ms", f"{100.0 * marched.mean():.0f} % of the steps ran an FMM"]
+    for label, sel in (("those", marched), ("the others", ~marched)):
+        if sel.any():
+            parts.append(f"{label} median {1000.0 * np.median(cpu_s[sel]):.2f} ms")
+    return ", ".join(parts)
 
 
 def bench_agent(seed: int, steps: int, kinds: list[str]) -> tuple[list[float], list[float]]:
@@ -188,6 +205,7 @@ def bench_agent(seed: int, steps: int, kinds: list[str]) -> tuple[list[float], l
         cpu = np.asarray(out["cpu"], dtype=np.float64)
         print(f"agent step (no rendering, {kind}): {summarise_ms(1000.0 * times)}  (target <= 30 ms); "
               f"CPU of its thread {summarise_ms(1000.0 * cpu)}")
+        print(f"  its CPU split: {_split(cpu, np.asarray(out['marched'], dtype=bool))}")
         elapsed, actions = float(out["elapsed_s"]), int(out["actions"])  # type: ignore[arg-type]
         print(f"episode ({kind}): {out['subtasks']} subtasks, {actions} actions in {elapsed:.1f} s "
               f"({1000 * elapsed / max(actions, 1):.1f} ms per action incl. rendering{planned})")
