@@ -192,6 +192,36 @@ def test_merged_points_are_the_old_and_new_ones_deduplicated_then_capped(cap: in
     assert inst.num_observations == merges
 
 
+def test_a_frames_detections_back_projected_together_give_each_ones_own_points() -> None:
+    """One back-projection for all of a frame's detections: each detection gets the points of its own pixels alone,
+    also where pixels without a return or beyond range drop out between them (the split must count those)."""
+    from goat_core.geometry import pixels_to_episode
+
+    rng = np.random.default_rng(7)
+    cfg = InstanceMemoryConfig(pixel_stride_px=2, min_points=10, max_depth_m=3.0)
+    obs = frame(2.0)
+    obs.depth_m[:] = rng.uniform(0.5, 3.5, size=obs.depth_m.shape).astype(np.float32)  # some beyond max_depth_m
+    obs.depth_m[rng.random(obs.depth_m.shape) < 0.2] = 0.0  # holes
+    obs.depth_m[120:130, :] = 0.0  # a detection with no return at all
+    dets = [detection(1, "sofa", slice(0, 40), slice(0, 60)), detection(2, "cup", slice(50, 55), slice(70, 75)),
+            detection(3, "lamp", slice(120, 130), slice(0, 90)), detection(4, "bed", slice(45, 90), slice(0, 60)),
+            detection(5, "chair", slice(135, 160), slice(30, 90))]
+    memory = InstanceMemory(cfg)
+    touched = memory.update(dets, obs)
+    want = {}
+    for det in dets:
+        rows, cols = mask_pixels(det.mask, det.bbox_xyxy, cfg.pixel_stride_px)
+        if rows.shape[0] < cfg.min_points:
+            rows, cols = mask_pixels(det.mask, det.bbox_xyxy, 1)
+        pts = pixels_to_episode(obs.depth_m, rows, cols, K, ORIGIN, H_M, 0.0, cfg.max_depth_m).points_xyz_m
+        if pts.shape[0] >= cfg.min_points:
+            want[det.category] = voxel_downsample(pts, cfg.voxel_m)
+    assert sorted(want) == ["bed", "chair", "cup", "sofa"]  # the lamp has no return; the cup used every pixel
+    assert sorted(memory.last_categories[i] for i in touched) == sorted(want)
+    for mem_id in touched:
+        np.testing.assert_array_equal(memory.last_points[mem_id], want[memory.last_categories[mem_id]])
+
+
 def test_detection_without_depth_is_skipped_and_bad_mask_raises() -> None:
     memory = InstanceMemory(InstanceMemoryConfig())
     assert memory.update([detection(1, "cup", *CENTRE)], frame(0.0)) == []

@@ -116,14 +116,8 @@ class InstanceMemory:
         self.last_points = {}
         labelled: list[tuple[np.ndarray, int]] = []
         boxes: list[tuple[int, int, int, int]] = []
-        for det in detections:
-            if det.mask.shape != obs.depth_m.shape:
-                raise InvalidObservationError(
-                    f"detection {det.instance_key} ({det.category}) has mask shape {det.mask.shape}, "
-                    f"image is {obs.depth_m.shape}"
-                )
-            count = int(np.count_nonzero(det.mask))  # the mask's pixels, counted once for every use below
-            pts = self._back_project(det, obs, count)
+        counts = [self._pixel_count(det, obs) for det in detections]  # each mask's pixels, counted once
+        for det, count, pts in zip(detections, counts, self._back_project_all(detections, obs, counts), strict=True):
             if pts.points_xyz_m.shape[0] < self.config.min_points:
                 continue
             # One point per voxel, the first of each in order (voxel_downsample), with its voxel's key.
@@ -172,12 +166,42 @@ class InstanceMemory:
                 for (mask, iid), box in zip(self.last_labelled, self._last_boxes, strict=True) if iid in keep]
 
     # ------------------------------------------------------------------------------------------ internals
-    def _back_project(self, det: Detection, obs: Observation, count: int) -> PixelPoints:
-        rows, cols = mask_pixels(det.mask, det.bbox_xyxy, self.config.pixel_stride_px, count)
-        if rows.shape[0] < self.config.min_points:  # small object: use every pixel
-            rows, cols = mask_pixels(det.mask, det.bbox_xyxy, 1, count)
-        pts = pixels_to_episode(obs.depth_m, rows, cols, obs.intrinsics, obs.pose, obs.camera_height_m,
-                                obs.camera_tilt_rad, self.config.max_depth_m)
+    @staticmethod
+    def _pixel_count(det: Detection, obs: Observation) -> int:
+        if det.mask.shape != obs.depth_m.shape:
+            raise InvalidObservationError(
+                f"detection {det.instance_key} ({det.category}) has mask shape {det.mask.shape}, "
+                f"image is {obs.depth_m.shape}"
+            )
+        return int(np.count_nonzero(det.mask))
+
+    def _back_project_all(self, detections: Sequence[Detection], obs: Observation,
+                          counts: Sequence[int]) -> list[PixelPoints]:
+        """Each detection's pixels back-projected, in one back-projection of all of them: the arithmetic is
+        elementwise, so every point is the one a back-projection of its detection alone gives (a frame of a large
+        home holds ten detections or more, and most of one's cost is the calls, not the points)."""
+        pixels = []
+        for det, count in zip(detections, counts, strict=True):
+            rows, cols = mask_pixels(det.mask, det.bbox_xyxy, self.config.pixel_stride_px, count)
+            if rows.shape[0] < self.config.min_points:  # small object: use every pixel
+                rows, cols = mask_pixels(det.mask, det.bbox_xyxy, 1, count)
+            pixels.append((rows, cols))
+        if not pixels:
+            return []
+        rows = np.concatenate([r for r, _ in pixels])
+        cols = np.concatenate([c for _, c in pixels])
+        every = pixels_to_episode(obs.depth_m, rows, cols, obs.intrinsics, obs.pose, obs.camera_height_m,
+                                  obs.camera_tilt_rad, self.config.max_depth_m)
+        # Where each detection's kept pixels start and end: pixels_to_episode keeps those with a return in range.
+        d = obs.depth_m[rows, cols].astype(np.float64)
+        kept = np.concatenate([[0], np.cumsum((d > 0.0) & (d <= self.config.max_depth_m))])
+        ends = kept[np.cumsum([r.shape[0] for r, _ in pixels])]
+        starts = np.concatenate([[0], ends[:-1]])
+        return [self._depth_band(PixelPoints(points_xyz_m=every.points_xyz_m[a:b], rows=every.rows[a:b],
+                                             cols=every.cols[a:b], depth_m=every.depth_m[a:b]))
+                for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+
+    def _depth_band(self, pts: PixelPoints) -> PixelPoints:
         band_m = self.config.evidence.mask_depth_band_m
         if not self.config.evidence.enabled or band_m <= 0.0 or pts.depth_m.shape[0] == 0:
             return pts
