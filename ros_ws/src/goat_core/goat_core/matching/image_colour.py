@@ -15,12 +15,6 @@ names under an unknown brightness factor), so a face in shadow and the same face
 
 It decides only among instances of the category an image goal names, where rivals are few and mostly differ
 in colour; two look-alikes of one colour stay apart only by keypoints.
-
-The bins are the vocabulary's colour names plus beige (``IMAGE_PALETTE``): a picture needs no words, and light wood,
-the commonest finish of furniture, is otherwise named white in shade by most of its pixels. Large-furnished
-1000-0/3 (stop 39): a light-wood wardrobe pictured, a white one and the pictured one remembered, no keypoint inliers
-on either; by the eleven names the white one led (0.75 vs 0.73) and the subtask ran to its action limit, with beige
-the pictured one scores 1.00 and the white one 0.00.
 """
 
 from __future__ import annotations
@@ -34,11 +28,6 @@ import numpy as np
 from goat_core.errors import GoatError
 from goat_core.matching.attributes import ColourNamer, instance_view_pixels
 from goat_core.types import Instance
-from goat_core.vocabulary import COLOURS
-
-# Histogram bins of colour evidence: the vocabulary's names and beige (light wood, sand, cream), between white and
-# brown, which no shading of either explains (sRGB, like ``goat_core.vocabulary.COLOURS``).
-IMAGE_PALETTE: Mapping[str, tuple[int, int, int]] = {**COLOURS, "beige": (220, 185, 140)}
 
 
 @dataclass(frozen=True)
@@ -75,7 +64,7 @@ class ColourEvidence:
     def __init__(self, config: ColourEvidenceConfig = ColourEvidenceConfig(),
                  namer: Optional[ColourNamer] = None) -> None:
         self.config = config
-        self.namer = namer if namer is not None else ColourNamer(colours=IMAGE_PALETTE)
+        self.namer = namer if namer is not None else ColourNamer()
         self._goal: Optional[np.ndarray] = None
         # Instance histograms keyed by (instance id, steps of the views used): a new best view recomputes it.
         self._instances: dict[int, tuple[tuple[int, ...], Optional[np.ndarray]]] = {}
