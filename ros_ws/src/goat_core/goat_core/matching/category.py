@@ -129,6 +129,10 @@ class CategoryResolver:
         best, sim = ranked[0]
         return CategoryResolution(phrase=phrase, category=best, similarity=sim, exact=False)
 
+    def links(self, phrase: str) -> dict[str, int]:
+        """Labels WordNet ties the phrase to (a synonym: 0, a kind of it: 1, ...), with their hypernym steps."""
+        return self._links(phrase)
+
     def _links(self, phrase: str) -> dict[str, int]:
         """Labels WordNet ties the phrase (or its singular) to, with their hypernym steps; {} without a lexicon."""
         if self.lexicon is None:
@@ -197,7 +201,8 @@ class CategoryMatcher:
         self.embedder = embedder
         self.config = config
         self.resolution: Optional[CategoryResolution] = None
-        self.ranking: tuple[tuple[str, float], ...] = ()  # every label with its similarity, most similar first
+        # Every label with its similarity: the WordNet-linked ones first (fewest steps), then the most similar first.
+        self.ranking: tuple[tuple[str, float], ...] = ()
         # One resolver per perception vocabulary, shared with whoever else resolves phrases against it.
         self.resolvers: dict[tuple[str, ...], CategoryResolver] = {}
 
@@ -207,7 +212,14 @@ class CategoryMatcher:
         resolver = vocabulary_resolver(self.embedder, vocabulary, self.resolvers)
         self.resolution = resolver.resolve(goal.category)
         exact = ((self.resolution.category, 1.0),) if self.resolution.exact else ()
-        self.ranking = exact + tuple((label, sim) for label, sim in resolver.rank(goal.category)
+        # Labels WordNet ties the words to come before labels only the embeddings find near: "footstool" is an
+        # ottoman (synonym) and a kind of stool; with no ottoman remembered a stool is the next guess, not the
+        # shoes its embedding comes nearest to (large-furnished 1000-3/8 stopped at shoes).
+        links = resolver.links(goal.category) if not self.resolution.exact else {}
+        cosine = resolver.rank(goal.category)
+        linked = sorted(((label, max(sim, LEXICAL_SIMILARITY[min(links[label], len(LEXICAL_SIMILARITY) - 1)]))
+                         for label, sim in cosine if label in links), key=lambda ls: (links[ls[0]], -ls[1], ls[0]))
+        self.ranking = exact + tuple((label, sim) for label, sim in linked + [ls for ls in cosine if ls[0] not in links]
                                      if label != self.resolution.category)
 
     @property
