@@ -41,6 +41,7 @@ from goat_core.matching.embeddings import SentenceEmbedder
 from goat_core.matching.matcher import MatcherConfig
 from goat_core.types import DiscreteAction, Observation
 from goat_suites.common.episodes import GoatEpisode
+from goat_suites.common.realism import PoseLog
 from goat_suites.common.results import SubtaskRecord, summarise
 from goat_suites.common.runner import EpisodeRunner, RunConfig, SubtaskTrace
 from goat_suites.common.success import SuccessRegion
@@ -86,6 +87,12 @@ class SettingResult:
     pose_error_m: tuple[float, float]  # median, p95 over every action
     pose_error_deg: tuple[float, float]
     end_error_median_m: float
+    # At the end of each subtask (medians of absolute values, and the p95 of the distance): the position error
+    # along and across the robot's true heading, and the heading error
+    end_error_p95_m: float
+    end_along_m: float
+    end_across_m: float
+    end_heading_deg: float
     turn_path_share: float  # of the path walked, the share walked by turns in place (motion noise)
     scan_turn_path_share: float  # ... of which by the look-arounds' turns (the agent's mode "scan")
     turns_per_subtask: float  # turns in place per subtask, all modes
@@ -225,6 +232,7 @@ def _run(name: str, realism: RealismConfig, episodes: list[GoatEpisode], max_act
         log = runner.senses.log
         pos, yaw = log.errors()
         ends = [i for i in log.subtask_end if i >= 0]
+        along, across = _along_across(log, ends)
     summary = summarise(records)
     walked_m = sum(r.path_length_m for r in records)
     deg = np.degrees(yaw)
@@ -233,6 +241,9 @@ def _run(name: str, realism: RealismConfig, episodes: list[GoatEpisode], max_act
         subtasks=summary.num_subtasks, collisions_per_100m=100.0 * collisions / max(walked_m, 1e-9),
         pose_error_m=(_pct(pos, 50), _pct(pos, 95)), pose_error_deg=(_pct(deg, 50), _pct(deg, 95)),
         end_error_median_m=statistics.median(pos[ends]) if ends and len(pos) else 0.0,
+        end_error_p95_m=_pct(pos[ends], 95) if ends and len(pos) else 0.0,
+        end_along_m=_pct(np.abs(along), 50), end_across_m=_pct(np.abs(across), 50),
+        end_heading_deg=_pct(deg[ends], 50) if ends and len(deg) else 0.0,
         turn_path_share=turned_m / max(walked_m, 1e-9), scan_turn_path_share=scan_turned_m / max(walked_m, 1e-9),
         turns_per_subtask=turns / max(summary.num_subtasks, 1),
         turns_by_mode={k: v / max(summary.num_subtasks, 1) for k, v in sorted(turns_by_mode.items())},
@@ -240,6 +251,20 @@ def _run(name: str, realism: RealismConfig, episodes: list[GoatEpisode], max_act
         end_turns_per_subtask=sum(_end_turns(r.actions or ()) for r in records) / max(summary.num_subtasks, 1),
         elapsed_s=time.monotonic() - started, failures={k: v for k, v in summary.failures.items() if v},
         costs=costs)
+
+
+def _along_across(log: PoseLog, ends: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The position errors (belief - truth) of log entries ``ends`` along and across the true heading."""
+    if not log.truth:
+        return np.zeros(0), np.zeros(0)
+    along, across = [], []
+    for i in ends:
+        b, t = log.belief[i], log.truth[i]
+        dx, dy = b.x_m - t.x_m, b.y_m - t.y_m
+        c, s = math.cos(t.yaw_rad), math.sin(t.yaw_rad)
+        along.append(c * dx + s * dy)
+        across.append(-s * dx + c * dy)
+    return np.array(along), np.array(across)
 
 
 def _spl(success: bool, geodesic_m: float, path_m: float) -> float:
@@ -401,7 +426,9 @@ def main() -> int:
             print(f"{r.name} turns per subtask by mode: "
                   + " ".join(f"{k} {v:.1f}" for k, v in r.turns_by_mode.items())
                   + f"; reversals (a turn right after the opposite one) {r.reversals_per_subtask:.1f}; turns after "
-                  f"the last forward move {r.end_turns_per_subtask:.1f}", flush=True)
+                  f"the last forward move {r.end_turns_per_subtask:.1f}; end of subtask: position error p95 "
+                  f"{r.end_error_p95_m:.3f} m, |along| {r.end_along_m:.3f} m, |across| {r.end_across_m:.3f} m, "
+                  f"|heading| {r.end_heading_deg:.2f} deg (medians)", flush=True)
         if name == "ideal":
             ideal_costs = results[-1].costs
         elif ideal_costs is not None:
