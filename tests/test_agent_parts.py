@@ -259,6 +259,42 @@ def test_under_approximate_sensing_the_last_steps_go_by_what_the_frame_shows() -
     assert len(actions) <= config.sight_approach_max_steps + 1
 
 
+def _stop_at_the_goal_spot(sensing_exact: bool, x_m: float) -> list[DiscreteAction]:
+    """The robot ``1.5 - x_m`` in front of the table's near face, its instance mapped where it is: the approach's
+    actions until STOP."""
+    ctx = _context()
+    world = BoxWorld(two_rooms())
+    _look_around(ctx, world)
+    table = _instance(ctx, "table")
+    approach = Approach(ctx)
+    ctx.moved = True
+    world.reset(Pose2D(x_m, -0.5, 0.0))
+    world.tilt_rad = AgentConfig().navigation_tilt_rad
+    obs = world.render(False)
+    actions: list[DiscreteAction] = []
+    for _ in range(12):
+        ctx.grid.update(obs)
+        ctx.seen_now = set(ctx.memory.update(ctx.perception.detect(obs), obs, ctx.perception.persistent_keys))
+        fld = ctx.field(obs.pose, table.points_xyz_m[:, :2])
+        action = approach.goto(table, fld, dataclasses.replace(obs, sensing_exact=sensing_exact),
+                               MatchResult(table.instance_id, 1.0, True))
+        assert action is not None
+        actions.append(action)
+        if action is DiscreteAction.STOP:
+            break
+        obs = world.step(action)
+    return actions
+
+
+def test_where_the_map_is_right_the_approach_by_sight_adds_no_step() -> None:
+    """0.92 m from the table, which the map places right (a goal spot the planner chose lies 0.85-0.98 m away):
+    the frame measures 0.92 m, within the stop radius less the margin, so approximate sensing STOPs where exact
+    sensing does. The measured offset carries no pose error, only depth noise; with the old 0.2 m margin every
+    such arrival took a step of 0.25 m and its turns (docs/realism.md, stop 40)."""
+    assert _stop_at_the_goal_spot(sensing_exact=True, x_m=0.58) == [DiscreteAction.STOP]
+    assert _stop_at_the_goal_spot(sensing_exact=False, x_m=0.58) == [DiscreteAction.STOP]
+
+
 def test_the_approach_by_sight_is_bounded_and_checked() -> None:
     with pytest.raises(ValueError, match="sight_stop_margin_m"):
         AgentConfig(sight_stop_margin_m=1.0)
