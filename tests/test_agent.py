@@ -442,27 +442,6 @@ def _ring_of_phantoms(agent: Agent, pose: Pose2D, radius_m: float) -> None:
             grid.obstacle[i, j] = 1
 
 
-def test_a_robot_whose_move_along_a_wall_was_refused_steps_away_from_it_instead_of_giving_up() -> None:
-    """Issue 33, large-furnished 5000-6 #6: the base grazes a bed (0.164 m from its side), moves along it are
-    refused, and the agent gave up with the way out 0.2 m to its side. At the give-up, with its last forward move
-    refused, it now turns away from the nearest mapped obstacle and steps (the old agent STOPs there)."""
-    world = BoxWorld(two_rooms())
-    agent = make_agent()
-    obs = world.reset(Pose2D(0.5, -1.835, -math.pi / 3))  # 0.165 m from the south wall, facing along it
-    agent.start_subtask(Goal(GoalModality.CATEGORY, category="sofa"))
-    for _ in range(2):  # see the wall (the look down, the first turn of the look around)
-        obs = world.step(agent.act(obs))
-    obs = world.render(collided=True)
-    action = agent._give_up(obs, NO_MATCH)
-    steps = []
-    while action is not DiscreteAction.STOP and len(steps) < 12:
-        steps.append(action)
-        obs = world.step(action)
-        action = agent.act(obs) if action is not DiscreteAction.MOVE_FORWARD else DiscreteAction.STOP
-    assert steps[-1] is DiscreteAction.MOVE_FORWARD and set(steps[:-1]) == {DiscreteAction.TURN_LEFT}
-    assert world.pose.y_m >= -1.835 + 0.2  # a step away from the wall, not along it
-
-
 def test_a_robot_its_own_map_holds_backs_out_the_way_it_came_instead_of_giving_up() -> None:
     """Large-furnished 5000-6 (stop 38): wedged beside a toilet, its own cell and every side blocked on its map,
     every plan failed and the next subtasks gave up where it stood. The agent now backs out to where its last

@@ -431,28 +431,3 @@ def test_escapes_are_bounded_per_subtask_and_need_a_way_back() -> None:
     assert not motion.start_escape(here)
     motion.reset()
     assert motion.start_escape(here)  # a new subtask; the way back is kept
-
-
-def test_a_base_pressed_against_an_edge_steps_away_from_the_nearest_obstacle() -> None:
-    """Issue 33, large-furnished 5000-6 #6: facing along a bed's side at 0.164 m (the base grazes it, so every
-    move along it is refused), a nightstand 0.41 m the other way: the side step turns from the bed, not the
-    nightstand, and steps."""
-    config = AgentConfig()
-    motion = Motion(config)
-    bed = np.stack([np.full(7, -0.164), np.linspace(-0.3, 0.3, 7)], axis=1)
-    nightstand = np.stack([np.full(3, 0.41), np.linspace(-0.1, 0.1, 3)], axis=1)
-    assert motion.start_side_step(Pose2D(0.0, 0.0, -0.5 * math.pi), np.concatenate([nightstand, bed]))
-    steps = [motion.escape_step() for _ in range(len(motion.escape))]
-    assert steps == [DiscreteAction.TURN_LEFT] * (config.full_circle_turns // 4) + [DiscreteAction.MOVE_FORWARD]
-
-
-def test_side_steps_share_the_escape_bound_and_need_an_obstacle() -> None:
-    motion = Motion(AgentConfig())
-    here = Pose2D(0.0, 0.0, 0.0)
-    assert not motion.start_side_step(here, np.zeros((0, 2)))
-    wall = np.array([[0.0, 0.16]])
-    assert all(motion.start_side_step(here, wall) for _ in range(MAX_ESCAPES))
-    assert not motion.start_side_step(here, wall)
-    motion.prev_xy = np.array([0.0, 0.0])
-    motion.note_forward(np.array([0.25, 0.0]), collided=False)
-    assert not motion.start_escape(Pose2D(0.25, 0.0, 0.0))  # the escapes of this subtask are spent

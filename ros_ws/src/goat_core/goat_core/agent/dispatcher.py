@@ -36,8 +36,6 @@ from goat_core.matching.base import GoalMatcher, GoalNoter, LiveViewObserver, Ma
 from goat_core.perception.base import PerceptionBackend
 from goat_core.types import DiscreteAction, Goal, GoalModality, Instance, Observation, StopDecision
 
-SIDE_STEP_REACH_M = 0.15  # a side step before giving up turns away from mapped obstacles this close to the base
-
 
 class Agent:
     """A lifelong GOAT agent over one perception backend and one goal matcher."""
@@ -264,11 +262,8 @@ class Agent:
         return step
 
     def _give_up(self, obs: Observation, match: MatchResult) -> DiscreteAction:
-        """STOP, giving up; unless the robot's own map holds it where it stands and an escape can start, or its
-        last forward move was refused and a step away from what it grazes can start."""
+        """STOP, giving up; unless the robot's own map holds it where it stands and an escape can start."""
         step = self._escape_step(obs, self._held_by_own_map(obs))
-        if step is None and obs.collided and self._ctx.motion.start_side_step(obs.pose, self._obstacles_near(obs)):
-            step = self._escape_step(obs, False)
         if step is not None:
             return step
         self._ctx.stop = StopDecision(gave_up=True, reason="nothing left to explore and no candidate it can "
@@ -284,18 +279,6 @@ class Agent:
             return None
         step = motion.escape_step()
         return None if step is None else self._ctx.emit(step, "recover")
-
-    def _obstacles_near(self, obs: Observation) -> np.ndarray:
-        """(N, 2) episode xy of the mapped obstacle cells within ``SIDE_STEP_REACH_M`` of the robot's edge (collision
-        marks left out: they lie where a move was refused, ahead, not where the base grazes)."""
-        grid = self._ctx.grid
-        reach_m = self.config.robot_radius_m + SIDE_STEP_REACH_M
-        lo = grid.to_cells((obs.pose.xy() - reach_m)[None])[0]
-        hi = grid.to_cells((obs.pose.xy() + reach_m)[None])[0] + 1
-        lo, hi = np.clip(lo, 0, grid.size_cells), np.clip(hi, 0, grid.size_cells)
-        cells = np.argwhere(grid.obstacle[lo[0]:hi[0], lo[1]:hi[1]] > 0) + lo
-        xy = grid.to_xy(cells)
-        return xy[np.linalg.norm(xy - obs.pose.xy(), axis=1) <= reach_m]
 
     def _held_by_own_map(self, obs: Observation) -> bool:
         """The map says the base overlaps an obstacle where it stands (a mapped point under or beside it, the

@@ -121,30 +121,6 @@ class Motion:
         self.clear_stuck()
         return True
 
-    def start_side_step(self, pose: Pose2D, obstacle_xy_m: np.ndarray) -> bool:
-        """Queue a turn to face away from the nearest of ``obstacle_xy_m`` (mapped obstacle points around the
-        robot, episode frame) and one forward step; True when queued, False when no escape is left this subtask
-        (``MAX_ESCAPES``, shared with :meth:`start_escape`) or no obstacle is given.
-
-        For a base pressed against furniture: a move along its edge is refused, since the base already grazes it,
-        and every plan runs along that edge (large-furnished 5000-6 #6 in stop 39: 0.164 m from a bed's side, the
-        way out a 0.57 m gap between the bed and a nightstand, it gave up after its moves south were refused; a
-        step of 0.21 m away from the bed frees it). A discrete robot cannot step sideways; it turns, steps
-        and lets the next plan turn it back.
-        """
-        if self.escapes >= MAX_ESCAPES or obstacle_xy_m.shape[0] == 0:
-            return False
-        here = pose.xy()
-        nearest = obstacle_xy_m[int(np.argmin(np.linalg.norm(obstacle_xy_m - here, axis=1)))]
-        bearing = math.atan2(pose.y_m - float(nearest[1]), pose.x_m - float(nearest[0]))
-        turns = int(round(wrap_angle_rad(bearing - pose.yaw_rad) / self.config.actions.turn_rad))
-        side = DiscreteAction.TURN_LEFT if turns > 0 else DiscreteAction.TURN_RIGHT
-        self.escapes += 1
-        self.escape = [side] * abs(turns) + [DiscreteAction.MOVE_FORWARD]
-        self.commit_yaw = None
-        self.clear_stuck()
-        return True
-
     def escape_step(self) -> Optional[DiscreteAction]:
         """The next queued step of an escape under way, or None."""
         return self.escape.pop(0) if self.escape else None
