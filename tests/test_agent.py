@@ -345,7 +345,7 @@ def test_a_subtask_that_starts_within_reach_of_its_target_stops_without_moving(
 
 
 def test_the_default_stop_radius_ends_a_walk_short_of_a_tighter_one() -> None:
-    """View points reach 1 m from the object: the default stops near that reach, a 0.8 m radius walks on."""
+    """The default stops short of a 0.8 m radius (view points reach 1 m from the object): nearer only adds path."""
     ends = {}
     for stop_radius_m in (AgentConfig().stop_radius_m, 0.8):
         world = BoxWorld(two_rooms())
@@ -355,6 +355,22 @@ def test_the_default_stop_radius_ends_a_walk_short_of_a_tighter_one() -> None:
     (wide_path_m, wide_end_m), (tight_path_m, tight_end_m) = ends.values()
     assert tight_end_m <= 0.8 < wide_end_m <= AgentConfig().stop_radius_m
     assert wide_path_m < tight_path_m
+
+
+@pytest.mark.parametrize("start", [Pose2D(4.85, -1.35, 0.0), Pose2D(7.05, 0.6, -math.pi / 2)])
+def test_a_walk_that_first_comes_within_a_metre_at_its_edge_takes_one_more_step(start: Pose2D) -> None:
+    """Issue 33's near misses: view points lie on a grid, on free floor only, within 1 m of the object, so a STOP
+    0.95 m away may have none within 0.25 m. The walk that reaches 0.95 m goes on to within the default 0.9 m; a
+    1 m radius (the old default) stops at 0.95 m."""
+    chair = two_rooms()[6]
+    ends = {}
+    for stop_radius_m in (1.0, AgentConfig().stop_radius_m):
+        world = BoxWorld(two_rooms())
+        result = run(world, make_agent(AgentConfig(stop_radius_m=stop_radius_m)), "chair", start=start)
+        assert result.actions[-1] is DiscreteAction.STOP
+        ends[stop_radius_m] = distance_to_box(world.pose, chair)
+    assert ends[1.0] == pytest.approx(0.95, abs=0.01)
+    assert ends[AgentConfig().stop_radius_m] <= 0.9
 
 
 @pytest.mark.parametrize(("modality", "walks"), [(GoalModality.CATEGORY, False), (GoalModality.DESCRIPTION, True)])

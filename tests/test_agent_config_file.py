@@ -52,7 +52,7 @@ def test_a_file_states_only_what_it_changes_and_ints_count_as_floats(tmp_path: P
     config = load_agent_config(path)
     assert config.stop_radius_m == 1.0 and isinstance(config.stop_radius_m, float)
     assert config.stuck_collisions == 5 and config.planner.lookahead_m == 1.5
-    assert dataclasses.replace(config, stop_radius_m=1.0, stuck_collisions=3,
+    assert dataclasses.replace(config, stop_radius_m=AgentConfig().stop_radius_m, stuck_collisions=3,
                                planner=AgentConfig().planner) == AgentConfig()
 
 
