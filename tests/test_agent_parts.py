@@ -287,12 +287,16 @@ def _stop_at_the_goal_spot(sensing_exact: bool, x_m: float) -> list[DiscreteActi
 
 
 def test_where_the_map_is_right_the_approach_by_sight_adds_no_step() -> None:
-    """0.92 m from the table, which the map places right (a goal spot the planner chose lies 0.85-0.98 m away):
-    the frame measures 0.92 m, within the stop radius less the margin, so approximate sensing STOPs where exact
+    """Just inside the stop radius less the margin (0.83 m) from a table the map places right (the planner's goal
+    spots lie 0.75-0.9 m away): the frame measures what the map says, so approximate sensing STOPs where exact
     sensing does. The measured offset carries no pose error, only depth noise; with the old 0.2 m margin every
     such arrival took a step of 0.25 m and its turns (docs/realism.md, stop 40)."""
-    assert _stop_at_the_goal_spot(sensing_exact=True, x_m=0.58) == [DiscreteAction.STOP]
-    assert _stop_at_the_goal_spot(sensing_exact=False, x_m=0.58) == [DiscreteAction.STOP]
+    config = AgentConfig()
+    distance_m = config.stop_radius_m - config.sight_stop_margin_m - 0.02
+    assert distance_m > config.stop_radius_m - 0.2  # the old margin would have stepped on from here
+    x_m = 1.5 - distance_m  # the table's near face is at x = 1.5
+    assert _stop_at_the_goal_spot(sensing_exact=True, x_m=x_m) == [DiscreteAction.STOP]
+    assert _stop_at_the_goal_spot(sensing_exact=False, x_m=x_m) == [DiscreteAction.STOP]
 
 
 def test_the_approach_by_sight_is_bounded_and_checked() -> None:
