@@ -220,19 +220,23 @@ def _facing_the_table(world: BoxWorld) -> Observation:
     return world.render(False)
 
 
-def _walk_to_table(sensing_exact: bool) -> tuple[list[DiscreteAction], float, float]:
-    """The robot 1.3 m in front of the table, with the table's instance mapped 0.5 m too near (as a pose error when
-    it was mapped puts it): the approach's actions until STOP, and the true and believed distances at the STOP."""
+def _approach_table(sensing_exact: bool, x_m: float, mapped_too_near_m: float,
+                    max_actions: int) -> tuple[list[DiscreteAction], float, float]:
+    """The robot at ``x_m`` facing the table (its near face at x = 1.5, the robot at y = -0.5), the head tilted down
+    as the agent navigates, the table's instance mapped ``mapped_too_near_m`` too near (as a pose error when it was
+    mapped puts it): the approach's actions until STOP, and the true and believed distances at the end."""
     ctx = _context()
     world = BoxWorld(two_rooms())
     _look_around(ctx, world)
     table = _instance(ctx, "table")
-    table.points_xyz_m = table.points_xyz_m - np.array([0.5, 0.0, 0.0])
+    table.points_xyz_m = table.points_xyz_m - np.array([mapped_too_near_m, 0.0, 0.0])
     approach = Approach(ctx)
     ctx.moved = True
-    obs = _facing_the_table(world)
+    world.reset(Pose2D(x_m, -0.5, 0.0))
+    world.tilt_rad = AgentConfig().navigation_tilt_rad
+    obs = world.render(False)
     actions: list[DiscreteAction] = []
-    for _ in range(20):
+    for _ in range(max_actions):
         ctx.grid.update(obs)
         ctx.seen_now = set(ctx.memory.update(ctx.perception.detect(obs), obs, ctx.perception.persistent_keys))
         fld = ctx.field(obs.pose, table.points_xyz_m[:, :2])
@@ -243,8 +247,13 @@ def _walk_to_table(sensing_exact: bool) -> tuple[list[DiscreteAction], float, fl
         if action is DiscreteAction.STOP:
             break
         obs = world.step(action)
-    true_m = 1.5 - world.pose.x_m  # the table's near face is at x = 1.5, the robot at y = -0.5 faces it
+    true_m = 1.5 - world.pose.x_m
     return actions, true_m, nearest_distance_2d_m(table, world.pose.x_m, world.pose.y_m)
+
+
+def _walk_to_table(sensing_exact: bool) -> tuple[list[DiscreteAction], float, float]:
+    """1.3 m in front of the table, its instance mapped 0.5 m too near."""
+    return _approach_table(sensing_exact, x_m=0.2, mapped_too_near_m=0.5, max_actions=20)
 
 
 def test_under_approximate_sensing_the_last_steps_go_by_what_the_frame_shows() -> None:
@@ -260,30 +269,8 @@ def test_under_approximate_sensing_the_last_steps_go_by_what_the_frame_shows() -
 
 
 def _stop_at_the_goal_spot(sensing_exact: bool, x_m: float) -> list[DiscreteAction]:
-    """The robot ``1.5 - x_m`` in front of the table's near face, its instance mapped where it is: the approach's
-    actions until STOP."""
-    ctx = _context()
-    world = BoxWorld(two_rooms())
-    _look_around(ctx, world)
-    table = _instance(ctx, "table")
-    approach = Approach(ctx)
-    ctx.moved = True
-    world.reset(Pose2D(x_m, -0.5, 0.0))
-    world.tilt_rad = AgentConfig().navigation_tilt_rad
-    obs = world.render(False)
-    actions: list[DiscreteAction] = []
-    for _ in range(12):
-        ctx.grid.update(obs)
-        ctx.seen_now = set(ctx.memory.update(ctx.perception.detect(obs), obs, ctx.perception.persistent_keys))
-        fld = ctx.field(obs.pose, table.points_xyz_m[:, :2])
-        action = approach.goto(table, fld, dataclasses.replace(obs, sensing_exact=sensing_exact),
-                               MatchResult(table.instance_id, 1.0, True))
-        assert action is not None
-        actions.append(action)
-        if action is DiscreteAction.STOP:
-            break
-        obs = world.step(action)
-    return actions
+    """The robot ``1.5 - x_m`` in front of the table's near face, its instance mapped where it is."""
+    return _approach_table(sensing_exact, x_m=x_m, mapped_too_near_m=0.0, max_actions=12)[0]
 
 
 def test_where_the_map_is_right_the_approach_by_sight_adds_no_step() -> None:
