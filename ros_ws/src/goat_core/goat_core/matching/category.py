@@ -118,7 +118,7 @@ class CategoryResolver:
         if label is not None:
             return CategoryResolution(phrase=phrase, category=label, similarity=1.0, exact=True)
         ranked = self.rank(phrase)
-        links = self._links(phrase)
+        links = self.links(phrase)
         if links:
             steps = min(links.values())
             cosine = dict(ranked)
@@ -130,11 +130,8 @@ class CategoryResolver:
         return CategoryResolution(phrase=phrase, category=best, similarity=sim, exact=False)
 
     def links(self, phrase: str) -> dict[str, int]:
-        """Labels WordNet ties the phrase to (a synonym: 0, a kind of it: 1, ...), with their hypernym steps."""
-        return self._links(phrase)
-
-    def _links(self, phrase: str) -> dict[str, int]:
-        """Labels WordNet ties the phrase (or its singular) to, with their hypernym steps; {} without a lexicon."""
+        """Labels WordNet ties the phrase (or its singular) to (a synonym: 0, a kind of it: 1, ...), with their
+        hypernym steps; {} without a lexicon."""
         if self.lexicon is None:
             return {}
         for form in dict.fromkeys((" ".join(words_of(phrase)), " ".join(label_key(phrase)))):
