@@ -104,6 +104,7 @@ def replay(path: Path, overrides: dict[str, Any], verbose: bool, frames: Optiona
         obs = Observation(rgb=rgb, depth_m=depth.astype(np.float32), pose=Pose2D(*map(float, odom)),
                           camera_tilt_rad=float(tilt), camera_height_m=float(data["camera_height_m"]),
                           intrinsics=intrinsics)
+        closures = localiser.closures
         pose = localiser.localise(obs).pose
         pos.append(math.hypot(pose.x_m - truth[0], pose.y_m - truth[1]))
         yaw.append(math.degrees(wrap_angle_rad(pose.yaw_rad - float(truth[2]))))
@@ -111,7 +112,10 @@ def replay(path: Path, overrides: dict[str, Any], verbose: bool, frames: Optiona
             last = localiser.last
             detail = "" if last is None else (f" accepted={int(last.accepted)} pairs={last.pairs}/{last.scan_points}"
                                               f" dyaw={math.degrees(last.correction.yaw_rad):+.2f}")
-            print(f"{i:4d} {pos[-1]:.3f} m {yaw[-1]:+6.2f} deg{detail}")
+            if localiser.closures > closures:
+                detail += " closure"
+            odom_yaw = math.degrees(wrap_angle_rad(float(odom[2]) - float(truth[2])))
+            print(f"{i:4d} {pos[-1]:.3f} m {yaw[-1]:+6.2f} deg (odometry {odom_yaw:+6.2f}){detail}")
     p, y = np.asarray(pos), np.abs(yaw)
     print(f"{path} {' '.join(f'{k}={v}' for k, v in overrides.items()) or 'defaults'}: {len(p)} frames, pose error "
           f"median {np.median(p):.3f} m / p95 {np.percentile(p, 95):.3f} m, {np.median(y):.2f} / "

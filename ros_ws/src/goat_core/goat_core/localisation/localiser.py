@@ -151,7 +151,12 @@ class LocaliserConfig:
     closure_window_rad: float = math.radians(15.0)
     closure_step_rad: float = math.radians(0.25)
     closure_min_points: int = 60  # both scans need this many points
-    closure_min_overlap: float = 0.5  # of the current scan's points within closure_match_m at the best yaw
+    closure_min_overlap: float = 0.5  # of the smaller scan's points within closure_match_m at the best yaw
+    # What closure_min_overlap counts against: True, the smaller of the two scans (a look-around's first frames
+    # often see little: replaying 5000-19 (stop 41), the first spin's only references held 56 and 65 points
+    # against the closing scan's 125, so at most half of it could overlap; 0.60 of the reference did, with a
+    # sharp peak, and the spin's -8.8 deg stayed for 130 frames); False (before stop 41), the current scan.
+    closure_overlap_of_smaller: bool = True
     closure_match_m: float = 0.05
     # Once a closure has learnt the turn scale, the odometry's calibrated turn is good to a fraction of a percent,
     # so a later closure may change the heading by at most closure_base_rad + closure_scale_error * (the spin's
@@ -347,13 +352,15 @@ class Localiser:
         scores = [_overlap(tree, _transform(scan, Pose2D(pose.x_m, pose.y_m, pose.yaw_rad + float(o))),
                            cfg.closure_match_m) for o in offsets]
         best = int(np.argmax(scores))
-        if scores[best] < cfg.closure_min_overlap:
+        # the fraction of the scan's points on the reference, counted against the smaller scan if so configured
+        of = min(scan.shape[0], ref.scan.shape[0]) if cfg.closure_overlap_of_smaller else scan.shape[0]
+        if scores[best] * scan.shape[0] < cfg.closure_min_overlap * of:
             return None
         start = Pose2D(pose.x_m, pose.y_m, wrap_angle_rad(pose.yaw_rad + float(offsets[best])))
         sigma_yaw = cfg.closure_step_rad * 2.0
         prior = np.diag([cfg.prior_sigma_xy_m ** -2, cfg.prior_sigma_xy_m ** -2, sigma_yaw ** -2])
         x, pairs = self._icp(scan, start, prior, tree, target)
-        if pairs < cfg.closure_min_overlap * scan.shape[0]:
+        if pairs < cfg.closure_min_overlap * of:
             return None
         closed = Pose2D(float(x[0]), float(x[1]), wrap_angle_rad(float(x[2])))
         span = turn - ref.spin_turn_rad
