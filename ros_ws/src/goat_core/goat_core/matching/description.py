@@ -134,7 +134,11 @@ class DescriptionMatcher:
         segments: Optional[dict[int, int]] = None
         if self._map is not None and targets:
             cut = segment_floor(self._map, self.config.segments)
-            segments = {i: cut.segment_of(inst.points_xyz_m[:, :2]) for i, inst in instances.items()}
+            # Only the targets' segments and those of the instances that vote are read (RoomInferer.distributions);
+            # placing the other ~100 instances of a large home in the cut cost as much as the cut itself.
+            wanted = set(targets)
+            segments = {i: cut.segment_of(inst.points_xyz_m[:, :2]) for i, inst in instances.items()
+                        if i in wanted or self.rooms.category_affinity(inst.category) is not None}
         return self.rooms.distributions(targets, instances, {i: f.centroid_m[:2] for i, f in feats.items()},
                                         segments)
 
