@@ -203,6 +203,37 @@ def test_the_cheapest_instance_to_reach_is_the_nearer_one() -> None:
     assert targets.cheapest_to_reach(Pose2D(2.8, -0.6, 0.0), both) == table.instance_id
 
 
+def test_the_within_reach_boxes_follow_the_instances_points() -> None:
+    """prefer_within_reach keeps each instance's xy box until memory gives it a new points array (issue 33's agent
+    step): the answer is the one of the instance's own bbox_min_m / bbox_max_m after merges, a points array set from
+    elsewhere and a new memory reusing the ids; a box kept by id alone goes stale and fails."""
+    ctx = _context()
+    world = BoxWorld(two_rooms())
+    targets = Targets(ctx, Approach(ctx))
+    r = AgentConfig().stop_radius_m
+    spots = [np.array([x, y]) for x in np.linspace(-1.0, 8.0, 10) for y in np.linspace(-2.5, 2.5, 6)]
+
+    def agrees() -> int:
+        checked = 0
+        for k, v in ctx.memory.instances.items():
+            for xy in spots:
+                want = bool(np.all(v.bbox_min_m[:2] - r <= xy) and np.all(xy <= v.bbox_max_m[:2] + r))
+                assert targets._near_box(k, v, xy, r) == want, (k, xy)
+                checked += want
+        return checked
+
+    _look_around(ctx, world)
+    before = agrees()
+    _look_around(ctx, world, Pose2D(2.0, 0.5, 0.0))  # merges: new points arrays
+    agrees()
+    table = _instance(ctx, "table")
+    table.points_xyz_m = table.points_xyz_m + np.array([3.0, 1.0, 0.0])  # set from elsewhere
+    agrees()
+    ctx.memory.clear()
+    _look_around(ctx, world, Pose2D(6.0, -0.5, math.pi))  # the same ids, other points
+    assert before > 0 and agrees() > 0
+
+
 # -------------------------------------------------------------------------------------------- inspection
 def test_colour_comparisons_ignore_brightness_and_look_at_the_picture_centre() -> None:
     rgb = np.array([120.0, 60.0, 30.0])

@@ -79,3 +79,23 @@ def test_votes_through_a_wall_count_less_once_the_map_is_known(embedder: Sentenc
     mapped.set_goal(goal, VOCABULARY)
     ranked = mapped.candidates(instances)
     assert ranked[0].instance_id == 6 and ranked[0].score > ranked[1].score
+
+
+def test_the_matcher_cuts_the_floor_again_only_when_it_changed() -> None:
+    """The description matcher keeps its last cut while the grid's free floor stays the same (several matches a
+    step; issue 33's agent step): the cut it uses is always the one segment_floor gives now. A widened doorway
+    joins the rooms; a matcher that kept its cut whatever the map would still see two."""
+    grid = _two_rooms()
+    matcher = DescriptionMatcher(SentenceEmbedder())
+    first = matcher._floor_cut(grid)
+    assert matcher._floor_cut(grid) is first and first.count == 2
+    c0 = grid.to_cells(np.array([[WALL_X_M, 0.0]]))[0]
+    c1 = grid.to_cells(np.array([[WALL_X_M + 0.1, 1.5]]))[0]
+    grid.obstacle[c0[0]:c1[0], c0[1]:c1[1]] = 0  # the wall below the door gone: one wide opening
+    for cut in (matcher._floor_cut(grid), segment_floor(grid)):
+        assert cut.count == 1
+    assert np.array_equal(matcher._floor_cut(grid).labels, segment_floor(grid).labels)
+    other = _two_rooms()  # another grid with the same floor as the first: a cut of its own, the same labels
+    assert np.array_equal(matcher._floor_cut(other).labels, first.labels)
+    matcher.reset()
+    assert matcher._cut is None

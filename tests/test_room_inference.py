@@ -141,3 +141,33 @@ def test_room_config_is_checked() -> None:
         RoomConfig(confident_probability=1.5)
     with pytest.raises(ValueError, match="prior_weight"):
         RoomConfig(prior_weight=0.0)
+
+
+def test_the_matcher_places_only_the_targets_and_voters_in_the_cut_with_the_votes_of_placing_all(
+        embedder: SentenceEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The votes read the segments of the targets and of the telling instances alone; a large home's ~100 other
+    # instances (lamps, books, plants) need not be placed in the cut at every match (issue 33's agent step).
+    from goat_core.mapping import floor_segments
+    from goat_core.mapping.floor_segments import FloorSegments, segment_floor
+
+    instances = _living_room_and_bedroom()
+    instances[50] = box(50, "plant", (2.0, 2.0, 0.4), (0.4, 0.4, 0.8), "green")  # casts no vote, no target
+    instances[51] = box(51, "book", (6.0, 3.0, 0.5), (0.2, 0.2, 0.05), "red")
+    cut = segment_floor(_two_rooms())
+    everyone = {i: cut.segment_of(inst.points_xyz_m[:, :2]) for i, inst in instances.items()}
+    placed: list[int] = []
+    original = FloorSegments.segment_of
+
+    def counted(self: FloorSegments, points_xy_m: np.ndarray) -> int:
+        placed.append(len(points_xy_m))
+        return original(self, points_xy_m)
+
+    monkeypatch.setattr(floor_segments.FloorSegments, "segment_of", counted)
+    matcher = DescriptionMatcher(embedder)
+    matcher.observe_map(_two_rooms())
+    matcher.set_goal(Goal(GoalModality.DESCRIPTION, text="the white table lamp in the bedroom"), list(OBJECT_LABELS))
+    feats = {i: matcher._features_of(i, inst) for i, inst in instances.items()}
+    got = matcher._room_distributions([40, 41], instances, feats)
+    want = _rooms(RoomInferer(embedder), instances, [40, 41], everyone)
+    assert set(got) == set(want) and all(np.array_equal(got[i], want[i]) for i in want)
+    assert len(placed) == 6  # the two lamps and the four telling objects; not the plant or the book

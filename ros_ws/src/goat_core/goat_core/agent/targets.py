@@ -28,6 +28,10 @@ class Targets:
     def __init__(self, ctx: AgentContext, approach: Approach) -> None:
         self.ctx = ctx
         self.approach = approach
+        # Instance id -> (the points array it was taken from, xy min, xy max): an instance's box changes only when
+        # memory gives it a new points array (every merge does), and a large home holds ~140 instances whose
+        # boxes prefer_within_reach would otherwise reduce from up to 2,000 points each, at every call.
+        self._xy_boxes: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def settle(self) -> tuple[MatchResult, Optional[Instance]]:
         """Ask the matcher until it has compared every remembered view (bounded: each call does some work)."""
@@ -90,13 +94,25 @@ class Targets:
         favourite farther away: every instance of the category meets the goal, and this one costs no path."""
         r = self.ctx.config.stop_radius_m
         xy = pose.xy()
-        near = {k: v for k, v in self.ctx.memory.instances.items()
+        instances = self.ctx.memory.instances
+        near = {k: v for k, v in instances.items()
                 if k not in self.ctx.set_aside and k != match.instance_id
-                and np.all(v.bbox_min_m[:2] - r <= xy) and np.all(xy <= v.bbox_max_m[:2] + r)
-                and nearest_distance_2d_m(v, pose.x_m, pose.y_m) <= r}
+                and self._near_box(k, v, xy, r) and nearest_distance_2d_m(v, pose.x_m, pose.y_m) <= r}
+        for gone in self._xy_boxes.keys() - instances.keys():
+            del self._xy_boxes[gone]
         if not near:
             return match, inst
         local = self.ctx.matcher.match(near)
         if local.confident and local.instance_id in near:
             return local, near[local.instance_id]
         return match, inst
+
+    def _near_box(self, iid: int, inst: Instance, xy: np.ndarray, r: float) -> bool:
+        """Whether ``xy`` lies within ``r`` of the instance's xy bounding box (its ``bbox_min_m`` and
+        ``bbox_max_m``), the box reduced again only when the instance's points are a new array."""
+        cached = self._xy_boxes.get(iid)
+        if cached is None or cached[0] is not inst.points_xyz_m:
+            points_xy = inst.points_xyz_m[:, :2]
+            cached = (inst.points_xyz_m, points_xy.min(axis=0), points_xy.max(axis=0))
+            self._xy_boxes[iid] = cached
+        return bool(np.all(cached[1] - r <= xy) and np.all(xy <= cached[2] + r))

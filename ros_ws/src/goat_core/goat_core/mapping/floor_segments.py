@@ -87,9 +87,21 @@ class FloorSegments:
 
 def segment_floor(grid: OccupancyGrid, config: FloorSegmentConfig = FloorSegmentConfig()) -> FloorSegments:
     """Segments of the explored free floor of ``grid`` (seen obstacles and collision marks are not free)."""
+    box, free = free_floor(grid, config)
+    return cut_floor(grid, box, free, config)
+
+
+def free_floor(grid: OccupancyGrid, config: FloorSegmentConfig = FloorSegmentConfig()) -> tuple[CropBox, np.ndarray]:
+    """The crop :func:`segment_floor` cuts and its explored free floor (uint8, 1 where free): the cut is a function
+    of these (and the grid's geometry) alone, so a caller may keep a cut while they stay the same."""
     margin = int(math.ceil(config.assign_radius_m / grid.resolution_m)) + 1
     box = grid.known_box(margin)
-    free = (grid.explored_crop(box) & ~grid.blocked(box)).astype(np.uint8)
+    return box, (grid.explored_crop(box) & ~grid.blocked(box)).astype(np.uint8)
+
+
+def cut_floor(grid: OccupancyGrid, box: CropBox, free: np.ndarray,
+              config: FloorSegmentConfig = FloorSegmentConfig()) -> FloorSegments:
+    """The segments of the free floor ``free`` of the crop ``box`` of ``grid`` (from :func:`free_floor`)."""
     radius = config.passage_half_width_m / grid.resolution_m
     size = 2 * int(math.ceil(radius)) + 1
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (size, size))

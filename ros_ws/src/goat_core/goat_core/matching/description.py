@@ -20,8 +20,8 @@ from typing import Mapping, NamedTuple, Optional, Sequence
 import numpy as np
 
 from goat_core.errors import GoatError, InvalidGoalError
-from goat_core.mapping.floor_segments import FloorSegmentConfig, segment_floor
-from goat_core.mapping.occupancy import OccupancyGrid
+from goat_core.mapping.floor_segments import FloorSegmentConfig, FloorSegments, cut_floor, free_floor
+from goat_core.mapping.occupancy import CropBox, OccupancyGrid
 from goat_core.matching.attributes import ColourConfig, ColourNamer, instance_colour_scores
 from goat_core.matching.base import NO_MATCH, MatchResult
 from goat_core.matching.category import CategoryResolver, ScoredInstance, runner_up, vocabulary_resolver
@@ -123,6 +123,9 @@ class DescriptionMatcher:
         self._features: dict[int, _Features] = {}
         self._colour_scores: dict[int, tuple[_CacheKey, Optional[Mapping[str, float]]]] = {}
         self._map: Optional[OccupancyGrid] = None
+        # The last floor cut with what it was cut from (grid, crop, free floor): several matches between two map
+        # updates (the settle loop, candidates and match in one step) see the same floor.
+        self._cut: Optional[tuple[OccupancyGrid, CropBox, np.ndarray, FloorSegments]] = None
 
     def observe_map(self, grid: OccupancyGrid) -> None:
         """The agent's occupancy grid (updated and cleared in place): rooms are then voted within its segments."""
@@ -133,15 +136,30 @@ class DescriptionMatcher:
         """Room distributions of ``targets``, voted by every instance (``feats`` holds them all)."""
         segments: Optional[dict[int, int]] = None
         if self._map is not None and targets:
-            cut = segment_floor(self._map, self.config.segments)
-            segments = {i: cut.segment_of(inst.points_xyz_m[:, :2]) for i, inst in instances.items()}
+            cut = self._floor_cut(self._map)
+            # Only the targets' segments and those of the instances that vote are read (RoomInferer.distributions);
+            # placing the other ~100 instances of a large home in the cut cost as much as the cut itself.
+            wanted = set(targets)
+            segments = {i: cut.segment_of(inst.points_xyz_m[:, :2]) for i, inst in instances.items()
+                        if i in wanted or self.rooms.category_affinity(inst.category) is not None}
         return self.rooms.distributions(targets, instances, {i: f.centroid_m[:2] for i, f in feats.items()},
                                         segments)
+
+    def _floor_cut(self, grid: OccupancyGrid) -> FloorSegments:
+        """``segment_floor(grid, ...)``, cut again only when the grid, its crop or its free floor changed."""
+        box, free = free_floor(grid, self.config.segments)
+        kept = self._cut
+        if kept is not None and kept[0] is grid and kept[1] == box and np.array_equal(kept[2], free):
+            return kept[3]
+        cut = cut_floor(grid, box, free, self.config.segments)
+        self._cut = (grid, box, free, cut)
+        return cut
 
     def reset(self) -> None:
         """Forget everything cached about instances (call when the instance memory is cleared)."""
         self._features.clear()
         self._colour_scores.clear()
+        self._cut = None
 
     def parser(self, vocabulary: Sequence[str]) -> DescriptionParser:
         """A parser against one perception vocabulary."""
