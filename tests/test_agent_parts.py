@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from test_agent import ORIGIN, Box, BoxWorld, CategoryMatcher, distance_to_box, room, two_rooms
+from test_agent import ORIGIN, Box, BoxWorld, CategoryMatcher, distance_to_box, make_agent, room, run, two_rooms
 
 from goat_core.agent import AgentConfig
 from goat_core.agent.approach import Approach, stop_at
@@ -134,6 +134,41 @@ def test_under_approximate_sensing_a_look_around_closes_its_circle() -> None:
     while (action := scanning.step(obs)) is not None:
         rest.append(action)
     assert rest == [DiscreteAction.TURN_LEFT] * 11
+
+
+@dataclasses.dataclass
+class _ApproximateBoxWorld(BoxWorld):
+    """The box world with every observation marked as approximate sensing (localised odometry)."""
+
+    def render(self, collided: bool) -> Observation:
+        return dataclasses.replace(super().render(collided), sensing_exact=False)
+
+
+@pytest.mark.parametrize(("goal", "sensing_exact", "mapped_m", "looks_around"), [
+    ("table", False, AgentConfig().approximate_rescan_mapped_m, False),  # the room is mapped: no look around
+    ("table", False, 0.0, True),  # the skip switched off
+    ("table", True, AgentConfig().approximate_rescan_mapped_m, True),  # exact sensing always looks around
+    ("chair", False, AgentConfig().approximate_rescan_mapped_m, True),  # the floor inside the door is unseen
+])
+def test_under_approximate_sensing_a_later_subtask_skips_the_look_around_where_the_map_covers_the_view(
+        goal: str, sensing_exact: bool, mapped_m: float, looks_around: bool) -> None:
+    """Every turn in place moves the stretch base about 3 cm and GOAT-Bench counts it, so a look around costs
+    12 turns of path. After walking to the table beside the start, where the episode's look around mapped the
+    room, a later subtask for a goal memory does not hold explores at once under approximate sensing; exact
+    sensing (turns free of path) looks around as before. At the chair in the second room the floor just inside
+    the door behind the robot was never in view: the look around is made."""
+    world = (BoxWorld if sensing_exact else _ApproximateBoxWorld)(two_rooms())
+    agent = make_agent(AgentConfig(approximate_rescan_mapped_m=mapped_m))
+    assert run(world, agent, goal).actions[-1] is DiscreteAction.STOP
+    second = run(world, agent, "sofa", obs=world.render(False), max_steps=12)
+    turns = AgentConfig().full_circle_turns - 1  # less the view it starts from
+    assert (second.actions[:turns] == [DiscreteAction.TURN_LEFT] * turns) is looks_around
+    assert ("scan" in second.modes) is looks_around
+
+
+def test_a_negative_rescan_radius_is_refused() -> None:
+    with pytest.raises(ValueError, match="approximate_rescan_mapped_m.*-1.0"):
+        AgentConfig(approximate_rescan_mapped_m=-1.0)
 
 
 @pytest.mark.parametrize(("category_goal", "match", "far", "rescans"), [

@@ -56,6 +56,12 @@ class AgentConfig:
     # match is out of reach: another instance may stand unseen behind the robot, and turns cost no path. (A later
     # subtask whose goal memory holds no confident match always looks around first.)
     rescan_when_sure: bool = True
+    # Under approximate sensing every turn in place moves the base a few centimetres (the stretch profile: 3 cm,
+    # PyRobot's turn noise), and GOAT-Bench counts that path: a look around costs its 12 turns. A later subtask's
+    # look around (not the episode's first, which lets the localiser learn the turn scale, nor one an image goal
+    # compares its views in) is skipped where the map already shows the floor in every direction out to this far
+    # or to the first obstacle: what it would show has been seen. 0: never skipped. Exact sensing never skips.
+    approximate_rescan_mapped_m: float = 3.0
     use_memory: bool = True  # False: the no-memory ablation, map and instances cleared at every subtask
     # A subtask still running after this many actions ends with STOP where the robot stands (at its best guess):
     # GOAT-Bench's budget is 5000 actions per episode, shared by its subtasks, so one that never settles would
@@ -125,6 +131,9 @@ class AgentConfig:
         if not 0.5 <= self.approximate_heading_tolerance_turns < 1.0:
             raise ValueError(f"AgentConfig.approximate_heading_tolerance_turns must be in [0.5, 1), got "
                              f"{self.approximate_heading_tolerance_turns!r}")
+        if not self.approximate_rescan_mapped_m >= 0.0:
+            raise ValueError(f"AgentConfig.approximate_rescan_mapped_m must be >= 0, got "
+                             f"{self.approximate_rescan_mapped_m!r}")
         require_at_least(self, 0, ("sight_approach_max_steps",))
         require_at_least(self, 1, ("stuck_collisions", "no_progress_steps", "inspect_max_steps", "inspect_image_sides"))
 

@@ -189,7 +189,7 @@ class Agent:
             # that memory already holds. It costs compute once per subtask, no actions.
             self._settle_first = False
             match, inst = self._targets.settle()
-            if self._scanning.start_rescan(match, inst, obs.pose):
+            if self._scanning.start_rescan(match, inst, obs.pose, obs.sensing_exact):
                 self._settle_first = True  # the views the turn brings are compared before the next decision
                 return ctx.emit(DiscreteAction.TURN_LEFT, "scan")
         else:

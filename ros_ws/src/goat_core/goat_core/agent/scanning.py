@@ -15,13 +15,21 @@ the start view is already known and the circle stops one turn short, as before.
 
 from __future__ import annotations
 
+import math
 from typing import Optional
+
+import cv2
+import numpy as np
 
 from goat_core.agent.context import AgentContext
 from goat_core.control.policy import tilt_action
 from goat_core.mapping.instance_memory import nearest_distance_2d_m
 from goat_core.matching.base import MatchResult
 from goat_core.types import DiscreteAction, Instance, Observation, Pose2D
+
+RAYS = 72  # directions :meth:`Scanning.view_mapped` checks
+MAPPED_RAYS = 0.95  # share of them that must show mapped floor up to an obstacle or the radius
+WALL_GROW_CELLS = 2  # mapped obstacles are grown by this many cells before the rays meet them
 
 
 class Scanning:
@@ -78,11 +86,16 @@ class Scanning:
             return self.ctx.emit(DiscreteAction.TURN_LEFT, "scan")
         return None
 
-    def start_rescan(self, match: MatchResult, inst: Optional[Instance], pose: Pose2D) -> bool:
+    def start_rescan(self, match: MatchResult, inst: Optional[Instance], pose: Pose2D, exact: bool = True) -> bool:
         """True when this subtask starts a look around now: memory holds no confident match, or (category goals,
-        ``rescan_when_sure``) its confident match is out of reach from here. The caller emits the first turn."""
+        ``rescan_when_sure``) its confident match is out of reach from here. The caller emits the first turn.
+        Under approximate sensing (``exact`` False) not where the map already covers the view
+        (``AgentConfig.approximate_rescan_mapped_m``, :meth:`view_mapped`), unless the matcher compares live views."""
         cfg = self.ctx.config
         if not self._rescan or cfg.full_circle_turns < 2:
+            return False
+        if not exact and not self.live_views and self.view_mapped(pose):
+            self._rescan = False
             return False
         if match.confident:
             reach_m = min(cfg.start_stop_radius_m, cfg.max_stop_radius_m)
@@ -93,3 +106,31 @@ class Scanning:
         self.turns_left = cfg.full_circle_turns - 2  # and the turn the caller emits now
         self._closing_turn = True
         return True
+
+    def view_mapped(self, pose: Pose2D) -> bool:
+        """Whether the map shows the floor from ``pose`` in nearly every direction (``MAPPED_RAYS`` of rays every
+        5 deg, sampled every half cell) out to ``approximate_rescan_mapped_m`` or to the first mapped obstacle
+        (grown by ``WALL_GROW_CELLS``: the face of a wall is often left unknown between floor and wall cells);
+        False for a radius of 0."""
+        radius_m = self.ctx.config.approximate_rescan_mapped_m
+        if radius_m <= 0.0:
+            return False
+        grid = self.ctx.grid
+        angles = np.linspace(0.0, 2.0 * math.pi, RAYS, endpoint=False)
+        dist = np.arange(0.0, radius_m, 0.5 * grid.resolution_m)
+        xy = np.stack([pose.x_m + np.cos(angles)[:, None] * dist[None, :],
+                       pose.y_m + np.sin(angles)[:, None] * dist[None, :]], axis=-1)
+        cells = grid.to_cells(xy.reshape(-1, 2))
+        inside = grid.in_grid(cells)
+        lo = np.clip(cells[inside].min(axis=0) - WALL_GROW_CELLS, 0, None) if inside.any() else np.zeros(2, int)
+        hi = cells[inside].max(axis=0) + WALL_GROW_CELLS + 1 if inside.any() else np.zeros(2, int)
+        walls = (grid.obstacle[lo[0]:hi[0], lo[1]:hi[1]] | grid.sight_block[lo[0]:hi[0], lo[1]:hi[1]])
+        walls = cv2.dilate(walls, np.ones((2 * WALL_GROW_CELLS + 1,) * 2, dtype=np.uint8))
+        explored = np.zeros(cells.shape[0], dtype=bool)
+        wall = np.zeros(cells.shape[0], dtype=bool)
+        i, j = cells[inside, 0], cells[inside, 1]
+        explored[inside] = grid.explored[i, j] > 0
+        wall[inside] = walls[i - lo[0], j - lo[1]] > 0
+        before_wall = np.cumsum(wall.reshape(RAYS, -1), axis=1) == 0  # samples short of each ray's first obstacle
+        clean = np.all(explored.reshape(RAYS, -1) | ~before_wall, axis=1)
+        return bool(np.count_nonzero(clean) >= MAPPED_RAYS * RAYS)
