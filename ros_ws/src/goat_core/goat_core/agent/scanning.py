@@ -124,8 +124,8 @@ class Scanning:
         inside = grid.in_grid(cells)
         lo = np.clip(cells[inside].min(axis=0) - WALL_GROW_CELLS, 0, None) if inside.any() else np.zeros(2, int)
         hi = cells[inside].max(axis=0) + WALL_GROW_CELLS + 1 if inside.any() else np.zeros(2, int)
-        walls = (grid.obstacle[lo[0]:hi[0], lo[1]:hi[1]] | grid.sight_block[lo[0]:hi[0], lo[1]:hi[1]])
-        walls = cv2.dilate(walls, np.ones((2 * WALL_GROW_CELLS + 1,) * 2, dtype=np.uint8))
+        near = (grid.obstacle[lo[0]:hi[0], lo[1]:hi[1]] | grid.sight_block[lo[0]:hi[0], lo[1]:hi[1]])
+        walls = cv2.dilate(near, np.ones((2 * WALL_GROW_CELLS + 1,) * 2, dtype=np.uint8))
         explored = np.zeros(cells.shape[0], dtype=bool)
         wall = np.zeros(cells.shape[0], dtype=bool)
         i, j = cells[inside, 0], cells[inside, 1]
