@@ -17,6 +17,7 @@ One call of :meth:`Agent.act` per observation. The decision, in order:
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Optional, cast
 
 import numpy as np
@@ -131,7 +132,7 @@ class Agent:
         if self._subtask_actions >= self.config.max_subtask_actions:
             action = self._stop_at_action_limit()
         else:
-            action = self._decide(obs)
+            action = self._not_into_refusal(obs, self._decide(obs))
         refused = self._ctx.motion.take_refused()
         if refused is not None:
             # The path's direction was refused again where a detour began before: a bump there, so that the next
@@ -139,12 +140,29 @@ class Agent:
             cfg = self.config
             self._ctx.grid.mark_collision(refused, cfg.robot_radius_m + cfg.collision_ahead_m,
                                           cfg.collision_half_width_m)
+        if action is DiscreteAction.STOP and self._ctx.stop is not None and self._ctx.motion.refusals_kept:
+            stop = self._ctx.stop
+            self._ctx.stop = dataclasses.replace(stop, reason=f"{stop.reason}; forward moves into a refusal turned "
+                                                              f"away: {self._ctx.motion.refusals_kept}")
         if action is not DiscreteAction.STOP:
             # A part's STOP that another part turned into a further step (an inspection's look at one side of a
             # candidate is a STOP of the approach) leaves no record: last_stop names only a STOP the agent called.
             self._ctx.stop = None
         self._ctx.motion.last_action = action
         return action
+
+    def _not_into_refusal(self, obs: Observation, action: DiscreteAction) -> DiscreteAction:
+        """``action``, unless it is a forward move from where one was refused before in this subtask (any mode:
+        :meth:`goat_core.agent.motion.Motion.refused_at`): then a turn away, and the robot counts as stuck, so
+        that the next decision gives its target or frontier up as its stuck guards intend (``Approach.goto``,
+        ``explore_step``, ``Inspection``). A map that says free where the world refused (a mark spared by the
+        trail, a gap the planner's field keeps open) otherwise sends it into the same refusal again and again."""
+        motion = self._ctx.motion
+        if action is not DiscreteAction.MOVE_FORWARD or not motion.refused_at(obs.pose):
+            return action
+        motion.refusals_kept += 1
+        motion.collisions_in_row = max(motion.collisions_in_row, self.config.stuck_collisions)
+        return self._ctx.emit(DiscreteAction.TURN_LEFT, "recover")
 
     def _stop_at_action_limit(self) -> DiscreteAction:
         """STOP where the robot stands, naming the best match memory holds (never confident: a confident one
@@ -166,6 +184,7 @@ class Agent:
                 ctx.grid.mark_trail(ctx.motion.prev_xy, pose.xy())
             if obs.collided:
                 ctx.grid.mark_collision(pose, cfg.robot_radius_m + cfg.collision_ahead_m, cfg.collision_half_width_m)
+                ctx.motion.note_refused(pose)
             ctx.motion.note_forward(pose.xy(), obs.collided)
         self._scanning.note_tilt(obs)
         ctx.motion.prev_xy = pose.xy()
