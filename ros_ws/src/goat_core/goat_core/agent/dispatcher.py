@@ -153,16 +153,20 @@ class Agent:
 
     def _not_into_refusal(self, obs: Observation, action: DiscreteAction) -> DiscreteAction:
         """``action``, unless it is a forward move from where one was refused before in this subtask (any mode:
-        :meth:`goat_core.agent.motion.Motion.refused_at`): then a turn away, and the robot counts as stuck, so
-        that the next decision gives its target or frontier up as its stuck guards intend (``Approach.goto``,
-        ``explore_step``, ``Inspection``). A map that says free where the world refused (a mark spared by the
-        trail, a gap the planner's field keeps open) otherwise sends it into the same refusal again and again."""
-        motion = self._ctx.motion
-        if action is not DiscreteAction.MOVE_FORWARD or not motion.refused_at(obs.pose):
+        :meth:`goat_core.agent.motion.Motion.refused_at`): then a turn away, and the step's target is given up as
+        the stuck guards would (an instance set aside for the subtask, until a recovery brings it back; a
+        frontier marked failed). A map that says free where the world refused (a mark spared by the trail, a
+        gap the planner's field keeps open) otherwise sends the robot into the same refusal again and again."""
+        ctx = self._ctx
+        if action is not DiscreteAction.MOVE_FORWARD or not ctx.motion.refused_at(obs.pose):
             return action
-        motion.refusals_kept += 1
-        motion.collisions_in_row = max(motion.collisions_in_row, self.config.stuck_collisions)
-        return self._ctx.emit(DiscreteAction.TURN_LEFT, "recover")
+        ctx.motion.refusals_kept += 1
+        target = ctx.debug.target_instance_id
+        if target is not None:
+            ctx.set_aside.add(target)
+        elif ctx.debug.mode == "explore" and ctx.explorer.current is not None:
+            ctx.explorer.mark_failed(ctx.explorer.current.target_xy_m)
+        return ctx.emit(DiscreteAction.TURN_LEFT, "recover")
 
     def _stop_at_action_limit(self) -> DiscreteAction:
         """STOP where the robot stands, naming the best match memory holds (never confident: a confident one

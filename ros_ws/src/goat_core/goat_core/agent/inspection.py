@@ -131,10 +131,6 @@ class Inspection:
         at_spot = float(np.linalg.norm(spot_xy - pose.xy())) <= 0.5 * self.ctx.config.actions.forward_m
         if new_side or at_spot:
             return self.approach.goto(inst, fld, obs, match, seen)
-        motion = self.ctx.motion
-        if motion.collisions_in_row >= self.ctx.config.stuck_collisions:
-            motion.clear_stuck()  # blocked on the way to that side (ideal 1000-9 #6 in stop 41): give the side up
-            return None
         path = fld.path_xy(goal[0])
         return self.ctx.emit(self.ctx.motion.drive(fld, path, pose, obs.sensing_exact), "goto", spot_xy, path,
                              inst.instance_id, match)
