@@ -65,4 +65,4 @@ def test_a_refused_forward_move_is_not_repeated_from_the_same_pose_and_heading()
     assert refused, "the pane refused no move: the scene does not test the guard"
     assert repeats == [], f"{len(repeats)} forward moves into a refusal again, (step, mode): {repeats[:8]}"
     assert len(refused) <= 20  # each refusal at a new pose or heading; the target is given up in time
-    assert "forward moves into a refusal turned away" in reason  # the guard's count reaches the results
+    assert "forward moves into a refusal not made" in reason  # the guard's count reaches the results
