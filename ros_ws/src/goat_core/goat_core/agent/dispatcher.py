@@ -156,21 +156,23 @@ class Agent:
     def _not_into_refusal(self, obs: Observation, action: DiscreteAction) -> DiscreteAction:
         """``action``, unless it is a forward move from where one was refused before in this subtask (any mode:
         :meth:`goat_core.agent.motion.Motion.refused_at`). Such a move is refused again, so it is not made: the
-        refusal it would meet is noted as the simulator's would be (a collision mark ahead, a blocked move for
-        the stuck guards, which then mark, strike, set aside and give up as they intend) and the step decided
-        again, up to ``MAX_REDECISIONS`` times; still forward after that, a turn left, the step's target given
-        up (its instance set aside for the subtask, an exploration frontier marked failed). A map that says free
+        observation it would bring (the same frame, refused) is taken in as the simulator's would be (a collision
+        mark ahead, a blocked move for the stuck guards, which then mark, strike, set aside and give up as they
+        intend) and the step decided again, up to ``MAX_REDECISIONS`` times; still forward after that, a turn
+        left, the step's target given up (its instance set aside for the subtask, an exploration frontier marked
+        failed). A map that says free
         where the world refused (a mark spared by the trail, a gap the planner's field keeps open) otherwise
         sends the robot into the same refusal again and again (ideal 1000-9/6 in stop 41: 457 times)."""
-        ctx, cfg = self._ctx, self.config
+        ctx = self._ctx
         pose = obs.pose
+        refused = dataclasses.replace(obs, collided=True)  # what the simulator would answer: the same frame
         for _ in range(MAX_REDECISIONS):
             if action is not DiscreteAction.MOVE_FORWARD or not ctx.motion.refused_at(pose):
                 return action
             ctx.motion.refusals_kept += 1
-            ctx.grid.mark_collision(pose, cfg.robot_radius_m + cfg.collision_ahead_m, cfg.collision_half_width_m)
-            ctx.motion.note_forward(pose.xy(), collided=True)
-            action = self._decide(obs)
+            ctx.motion.last_action = action
+            self._integrate(refused)
+            action = self._decide(refused)
         if action is not DiscreteAction.MOVE_FORWARD or not ctx.motion.refused_at(pose):
             return action
         target = ctx.debug.target_instance_id
