@@ -30,8 +30,12 @@ class PaneWorld(BoxWorld):
 
 
 def _same(a: Pose2D, b: Pose2D, sizes: ActionSizes) -> bool:
-    return (math.hypot(a.x_m - b.x_m, a.y_m - b.y_m) < 0.25 * sizes.forward_m
+    return (math.hypot(a.x_m - b.x_m, a.y_m - b.y_m) < 0.05 * sizes.forward_m
             and abs(math.remainder(a.yaw_rad - b.yaw_rad, 2 * math.pi)) < 0.25 * sizes.turn_rad)
+
+
+def _nowhere(a: Pose2D, b: Pose2D, sizes: ActionSizes) -> bool:
+    return math.hypot(a.x_m - b.x_m, a.y_m - b.y_m) < 0.05 * sizes.forward_m
 
 
 def _second_subtask(world: PaneWorld) -> tuple[list[Pose2D], list[tuple[int, str]], str]:
@@ -55,8 +59,8 @@ def _second_subtask(world: PaneWorld) -> tuple[list[Pose2D], list[tuple[int, str
         if action is DiscreteAction.MOVE_FORWARD and any(_same(pose, p, world.actions) for p in refused):
             repeats.append((step, agent.debug_state().mode))
         obs = world.step(action)
-        if action is DiscreteAction.MOVE_FORWARD and obs.collided:
-            refused.append(world.pose)
+        if action is DiscreteAction.MOVE_FORWARD and obs.collided and _nowhere(world.pose, pose, world.actions):
+            refused.append(world.pose)  # refused, and it went nowhere: the same move from here goes nowhere
     return refused, repeats, ""
 
 
