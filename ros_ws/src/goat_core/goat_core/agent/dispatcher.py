@@ -17,6 +17,7 @@ One call of :meth:`Agent.act` per observation. The decision, in order:
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Optional, cast
 
 import numpy as np
@@ -35,6 +36,8 @@ from goat_core.mapping.occupancy import OccupancyGrid
 from goat_core.matching.base import GoalMatcher, GoalNoter, LiveViewObserver, MapObserver, MatchResult
 from goat_core.perception.base import PerceptionBackend
 from goat_core.types import DiscreteAction, Goal, GoalModality, Instance, Observation, StopDecision
+
+MAX_REDECISIONS = 8  # refusals a step notes without the move (Agent._not_into_refusal) before it turns away
 
 
 class Agent:
@@ -131,7 +134,7 @@ class Agent:
         if self._subtask_actions >= self.config.max_subtask_actions:
             action = self._stop_at_action_limit()
         else:
-            action = self._decide(obs)
+            action = self._not_into_refusal(obs, self._decide(obs))
         refused = self._ctx.motion.take_refused()
         if refused is not None:
             # The path's direction was refused again where a detour began before: a bump there, so that the next
@@ -139,12 +142,45 @@ class Agent:
             cfg = self.config
             self._ctx.grid.mark_collision(refused, cfg.robot_radius_m + cfg.collision_ahead_m,
                                           cfg.collision_half_width_m)
+        if action is DiscreteAction.STOP and self._ctx.stop is not None and self._ctx.motion.refusals_kept:
+            stop = self._ctx.stop
+            self._ctx.stop = dataclasses.replace(stop, reason=f"{stop.reason}; forward moves into a refusal not "
+                                                              f"made: {self._ctx.motion.refusals_kept}")
         if action is not DiscreteAction.STOP:
             # A part's STOP that another part turned into a further step (an inspection's look at one side of a
             # candidate is a STOP of the approach) leaves no record: last_stop names only a STOP the agent called.
             self._ctx.stop = None
         self._ctx.motion.last_action = action
         return action
+
+    def _not_into_refusal(self, obs: Observation, action: DiscreteAction) -> DiscreteAction:
+        """``action``, unless it is a forward move from where one was refused before in this subtask (any mode:
+        :meth:`goat_core.agent.motion.Motion.refused_at`). Such a move is refused again, so it is not made: the
+        observation it would bring (the same frame, refused) is taken in as the simulator's would be (a collision
+        mark ahead, a blocked move for the stuck guards, which then mark, strike, set aside and give up as they
+        intend) and the step decided again, up to ``MAX_REDECISIONS`` times; still forward after that, a turn
+        left, the step's target given up (its instance set aside for the subtask, an exploration frontier marked
+        failed). A map that says free
+        where the world refused (a mark spared by the trail, a gap the planner's field keeps open) otherwise
+        sends the robot into the same refusal again and again (ideal 1000-9/6 in stop 41: 457 times)."""
+        ctx = self._ctx
+        pose = obs.pose
+        refused = dataclasses.replace(obs, collided=True)  # what the simulator would answer: the same frame
+        for _ in range(MAX_REDECISIONS):
+            if action is not DiscreteAction.MOVE_FORWARD or not ctx.motion.refused_at(pose):
+                return action
+            ctx.motion.refusals_kept += 1
+            ctx.motion.last_action = action
+            self._integrate(refused)
+            action = self._decide(refused)
+        if action is not DiscreteAction.MOVE_FORWARD or not ctx.motion.refused_at(pose):
+            return action
+        target = ctx.debug.target_instance_id
+        if target is not None:
+            ctx.set_aside.add(target)
+        elif ctx.debug.mode == "explore" and ctx.explorer.current is not None:
+            ctx.explorer.mark_failed(ctx.explorer.current.target_xy_m)
+        return ctx.emit(DiscreteAction.TURN_LEFT, "recover")
 
     def _stop_at_action_limit(self) -> DiscreteAction:
         """STOP where the robot stands, naming the best match memory holds (never confident: a confident one
@@ -166,6 +202,7 @@ class Agent:
                 ctx.grid.mark_trail(ctx.motion.prev_xy, pose.xy())
             if obs.collided:
                 ctx.grid.mark_collision(pose, cfg.robot_radius_m + cfg.collision_ahead_m, cfg.collision_half_width_m)
+                ctx.motion.note_refused(pose)
             ctx.motion.note_forward(pose.xy(), obs.collided)
         self._scanning.note_tilt(obs)
         ctx.motion.prev_xy = pose.xy()

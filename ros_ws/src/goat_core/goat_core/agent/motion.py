@@ -15,6 +15,7 @@ from goat_core.types import DiscreteAction, Pose2D
 
 MAX_ESCAPES = 3  # escapes (:meth:`Motion.start_escape`) per subtask; after them the stuck guards decide alone
 DEPARTURES_KEPT = 4  # positions that forward moves left from, kept for an escape
+REFUSED_NEAR = 0.05  # of a forward step: a refused move that went no farther went nowhere (Motion.refused_at)
 
 
 class Motion:
@@ -41,6 +42,10 @@ class Motion:
         self.departures: list[np.ndarray] = []
         self.escape: list[DiscreteAction] = []
         self.escapes = 0
+        # Poses (this subtask) where a forward move ended refused, and how often a forward move from one of them
+        # was turned away (:meth:`refused_at`, ``Agent._not_into_refusal``).
+        self.refused_poses: list[Pose2D] = []
+        self.refusals_kept = 0
 
     def reset(self) -> None:
         """A new subtask or episode: no recent moves (the previous position is kept for the trail)."""
@@ -50,6 +55,8 @@ class Motion:
         self.refused_again = None
         self.escape.clear()
         self.escapes = 0
+        self.refused_poses.clear()
+        self.refusals_kept = 0
         self.clear_stuck()
 
     def forget_departures(self) -> None:
@@ -71,6 +78,24 @@ class Motion:
             del self.departures[:-DEPARTURES_KEPT]
         self.recent_xy.append(xy)
         del self.recent_xy[:-self.config.no_progress_steps - 1]
+
+    def note_refused(self, pose: Pose2D) -> None:
+        """A forward move ended refused at ``pose`` (the simulator's or the bumper's collision); kept when it
+        went nowhere (less than ``REFUSED_NEAR`` of a forward step from where it began): a refused move that
+        still made headway (a base that slides or creeps along furniture) may make more."""
+        if self.prev_xy is None or math.hypot(pose.x_m - float(self.prev_xy[0]), pose.y_m - float(
+                self.prev_xy[1])) < REFUSED_NEAR * self.config.actions.forward_m:
+            self.refused_poses.append(pose)
+
+    def refused_at(self, pose: Pose2D) -> bool:
+        """A forward move from ``pose`` was refused before in this subtask: within ``REFUSED_NEAR`` of a forward
+        step and a quarter of a turn step of a pose where one ended refused, having gone nowhere. Nothing the
+        robot does changes what stopped it, so the same move from there is refused again (ideal 1000-9 #6 in
+        stop 41: 457 refusals in a row at one spot, in goto and inspect modes)."""
+        sizes = self.config.actions
+        return any(math.hypot(pose.x_m - p.x_m, pose.y_m - p.y_m) < REFUSED_NEAR * sizes.forward_m
+                   and abs(wrap_angle_rad(pose.yaw_rad - p.yaw_rad)) < 0.25 * sizes.turn_rad
+                   for p in self.refused_poses)
 
     def count(self, action: DiscreteAction, navigating: bool) -> None:
         """Count turns in place while navigating, and turns that reverse the previous one in any mode; a forward
