@@ -69,11 +69,23 @@ def _run_isolated(bringup: str, overrides: dict[str, dict[str, Any]], record: bo
     Then the launcher names the node and how it ended, stops the others (SIGINT, then SIGKILL after 10 s) and
     exits 1, as nav2's lifecycle manager brings a bringup down when a bond breaks.
     """
-    from goat_ros.graph import NODES, bringup_nodes, bringup_overrides, managed_overrides, params_args, repo_config_dir
+    from goat_ros.graph import (
+        NODES,
+        bringup_nodes,
+        bringup_overrides,
+        managed_overrides,
+        params_args,
+        repo_config_dir,
+        shm_shortfall,
+    )
 
     overrides = managed_overrides(bringup, bringup_overrides(bringup, overrides))  # the lifecycle manager starts them
+    names = bringup_nodes(bringup, record, managed=True)
+    shortfall = shm_shortfall(os.environ, len(names))
+    if shortfall is not None:
+        print(f"goat-nav launch: warning: {shortfall}", file=sys.stderr)
     procs: dict[str, subprocess.Popen[bytes]] = {}
-    for name in bringup_nodes(bringup, record, managed=True):
+    for name in names:
         spec = NODES[name]
         module = spec.node_class.split(":")[0]
         cmd = [sys.executable, "-m", module, *params_args(spec, repo_config_dir(), overrides.get(name, {}))]

@@ -34,12 +34,18 @@ def _node(name: str, overrides: dict[str, Any], use_sim_time: Any, log_level: An
 
 def goat_nodes(bringup: str, overrides: dict[str, dict[str, Any]], use_sim_time: Any, log_level: Any) -> list[Any]:
     """One launch_ros Node per node of the bringup: params YAML first, then the launch-argument overrides."""
-    from goat_ros.graph import bringup_nodes, bringup_overrides, managed_overrides
+    from launch.actions import LogInfo
+
+    from goat_ros.graph import bringup_nodes, bringup_overrides, dds_environment, managed_overrides, shm_shortfall
 
     # The lifecycle nodes wait (autostart false) for the lifecycle manager, which joins last and activates them.
     merged = managed_overrides(bringup, bringup_overrides(bringup, overrides))
-    return [_node(name, merged.get(name, {}), use_sim_time, log_level)
-            for name in bringup_nodes(bringup, managed=True)]
+    names = bringup_nodes(bringup, managed=True)
+    actions: list[Any] = [_node(name, merged.get(name, {}), use_sim_time, log_level) for name in names]
+    shortfall = shm_shortfall({**os.environ, **dds_environment(CONFIG_DIR, os.environ)}, len(names))
+    if shortfall is not None:
+        actions.insert(0, LogInfo(msg=f"warning: {shortfall}"))
+    return actions
 
 
 def recorder_node(record: Any, use_sim_time: Any, log_level: Any) -> Any:

@@ -7,6 +7,8 @@ defaults are the fields of the node's frozen dataclass in :mod:`goat_ros.params`
 from __future__ import annotations
 
 import importlib
+import shutil
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -147,6 +149,43 @@ def dds_environment(config_dir: Path, environ: Mapping[str, str]) -> dict[str, s
     if any(environ.get(var) for var in FASTDDS_PROFILE_VARS):
         return {}
     return {FASTDDS_PROFILE_VARS[0]: str(config_dir / FASTDDS_PROFILE)}
+
+
+def shm_segment_bytes(profile: Path) -> int:
+    """The shared-memory segment each process of ``profile`` (a Fast DDS XML profile) reserves; 0 without SHM."""
+    sizes = [int(e.text or 0) for e in ET.parse(profile).getroot().iter() if e.tag.endswith("segment_size")]
+    return max(sizes, default=0)
+
+
+def shm_shortfall(environ: Mapping[str, str], processes: int, shm_dir: Path = Path("/dev/shm"),
+                  free_bytes: int | None = None) -> str | None:
+    """A warning when ``shm_dir`` cannot hold the shared-memory segments of ``processes`` node processes, else None.
+
+    Each Fast DDS participant reserves its profile's segment when it starts (config/fastdds.xml: 8 MB); one that
+    finds no room logs "Failed to create segment" and sends everything, camera images included, over UDP: the graph
+    still runs, slower. Docker's default /dev/shm is 64 MB, and segments of killed processes stay there.
+    Only checked for our own profile (a user's profile is theirs to size); ``free_bytes`` stands in for the
+    free space of ``shm_dir`` (tests).
+    """
+    profile_path = environ.get(FASTDDS_PROFILE_VARS[0]) or environ.get(FASTDDS_PROFILE_VARS[1])
+    if not profile_path or Path(profile_path).name != FASTDDS_PROFILE or not Path(profile_path).is_file():
+        return None
+    segment = shm_segment_bytes(Path(profile_path))
+    if segment == 0 or processes <= 0:
+        return None
+    if free_bytes is None:
+        try:
+            free_bytes = shutil.disk_usage(shm_dir).free
+        except OSError:
+            return f"{shm_dir} is missing: Fast DDS has no shared memory and sends camera images over UDP (slower)"
+    need = processes * segment
+    if free_bytes >= need:
+        return None
+    mb = 1024 * 1024
+    return (f"{shm_dir} has {free_bytes / mb:.0f} MB free, but the {processes} node processes reserve "
+            f"{segment / mb:.0f} MB of shared memory each ({profile_path}): those that find no room send camera "
+            f"images over UDP, which is slower. Free {shm_dir} (fastrtps_* files of ROS processes that were killed "
+            "stay there) or give the container more (docker run --shm-size=256m).")
 
 
 def params_args(spec: NodeSpec, config_dir: Path, overrides: dict[str, Any]) -> list[str]:
