@@ -134,11 +134,11 @@ class LocaliserConfig:
     learn_turn_from_frames: bool = False
     # Whether a turn on the spot is still registered frame by frame once a loop closure has learnt the turn scale
     # (False: the calibrated odometry, good to a fraction of a percent of the turn by then, carries it; the same
-    # edge bias makes a single frame's registration the worse estimate). Before the first closure turns are
-    # registered, since the raw odometry can be 2.5 % off.
+    # edge bias makes a single frame's registration the worse estimate). Before that turns are registered, since
+    # the raw odometry can be 2.5 % off and one closure's scale can be wrong (register_turns_closures).
     register_turns: bool = False
     # How many loop closures the turn scale must rest on before turns stop being registered (see register_turns).
-    # One closure can learn a wrong scale (replaying 5000-18 (stop 42): the first look-around's reference carried
+    # One closure can learn a wrong scale (replaying 5000-18 (stop 42): the first closing spin's reference carried
     # -3.5 deg gathered before the spin, its yaw search had no clear peak, and the closure read the difference as
     # a +1.1 % turn scale where the odometry was 0.1 % off; 3400 deg of net turns without another closure then
     # lost 15-20 deg). 1: the first closure (before stop 42).
