@@ -46,6 +46,8 @@ def test_filter_depth_drops_far_flying_and_speckles() -> None:
 def test_bad_config_names_value() -> None:
     with pytest.raises(ConfigError, match="-0.1"):
         LocaliserConfig(voxel_m=-0.1)
+    with pytest.raises(ConfigError, match="-1"):
+        LocaliserConfig(register_turns_closures=-1)
 
 
 def _walk(sim: EmbeddedSim, steps: int, localiser: Optional[Localiser],
@@ -254,6 +256,46 @@ def test_a_look_around_whose_first_frames_saw_little_still_closes(of_smaller: bo
     if closed is not None:
         assert abs(math.degrees(wrap_angle_rad(closed.yaw_rad))) < 0.5  # the truth is 0 deg
         assert localiser.scale_estimate[1] > 0.005  # the odometry's short turns learnt
+
+
+class _GivenScans(Localiser):
+    """The localiser on given 2D scans (base frame) in place of the depth images' (the registration is real)."""
+
+    def __init__(self, config: LocaliserConfig, scans: list[np.ndarray]) -> None:
+        super().__init__(config, filter_depth_images=False)
+        self.scans = scans
+
+    def _scan(self, obs: Observation) -> np.ndarray:
+        return self.scans.pop(0)
+
+
+@pytest.mark.parametrize(("closures_needed", "error_deg"),
+                         [(1, 1.98), (LocaliserConfig().register_turns_closures, 0.0)])
+def test_turns_stay_registered_while_one_closure_backs_the_turn_scale(closures_needed: int,
+                                                                      error_deg: float) -> None:
+    """One loop closure has learnt a +1.1 % turn scale where the odometry is exact (replaying 5000-18 (stop 42):
+    the first look-around's reference carried -3.5 deg gathered before the spin, and the closure read it as the
+    turn's error; 3400 deg of net turns and no closure for 400 frames later the heading was 15-20 deg off). The
+    robot turns 6 x 30 deg on the spot. The old localiser stopped registering turns after the first closure and
+    carried the wrong scale: 0.33 deg a turn. The new one keeps registering turns until a second closure."""
+    room = _room_scan()
+
+    def seen_from(yaw_deg: float) -> np.ndarray:
+        c, s = math.cos(math.radians(yaw_deg)), math.sin(math.radians(yaw_deg))
+        return room @ np.array([[c, -s], [s, c]])
+
+    turns = [30.0 * i for i in range(7)]
+    localiser = _GivenScans(LocaliserConfig(register_turns_closures=closures_needed), [seen_from(t) for t in turns])
+    localiser.closures, localiser._scale_yaw = 1, 0.011
+    intrinsics = CameraIntrinsics(4, 4, 2.0, 2.0, 2.0, 2.0)
+    pose = Pose2D(0.0, 0.0, 0.0)
+    for t in turns:  # the odometry reads the true turns
+        obs = Observation(rgb=np.zeros((4, 4, 3), np.uint8), depth_m=np.zeros((4, 4), np.float32),
+                          pose=Pose2D(0.0, 0.0, wrap_angle_rad(math.radians(t))), camera_tilt_rad=0.0,
+                          camera_height_m=1.3, intrinsics=intrinsics)
+        pose = localiser.localise(obs).pose
+    error = math.degrees(wrap_angle_rad(pose.yaw_rad - math.radians(turns[-1])))
+    assert error == pytest.approx(error_deg, abs=0.3)
 
 
 @pytest.mark.slow

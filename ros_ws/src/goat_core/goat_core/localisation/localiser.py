@@ -134,9 +134,15 @@ class LocaliserConfig:
     learn_turn_from_frames: bool = False
     # Whether a turn on the spot is still registered frame by frame once a loop closure has learnt the turn scale
     # (False: the calibrated odometry, good to a fraction of a percent of the turn by then, carries it; the same
-    # edge bias makes a single frame's registration the worse estimate). Before the first closure turns are
-    # registered, since the raw odometry can be 2.5 % off.
+    # edge bias makes a single frame's registration the worse estimate). Before that turns are registered, since
+    # the raw odometry can be 2.5 % off and one closure's scale can be wrong (register_turns_closures).
     register_turns: bool = False
+    # How many loop closures the turn scale must rest on before turns stop being registered (see register_turns).
+    # One closure can learn a wrong scale (replaying 5000-18 (stop 42): the first closing spin's reference carried
+    # -3.5 deg gathered before the spin, its yaw search had no clear peak, and the closure read the difference as
+    # a +1.1 % turn scale where the odometry was 0.1 % off; 3400 deg of net turns without another closure then
+    # lost 15-20 deg). 1: the first closure (before stop 42).
+    register_turns_closures: int = 2
     turn_min_rad: float = 0.2  # a frame that turned more than this on the spot (spin_max_shift_m) is a turn
     # Learning the odometry's scale errors: the prior weighs like this much motion of zero error, and the
     # estimate is bounded (Stage's bounds are 1.5 % and 2.5 %).
@@ -186,6 +192,9 @@ class LocaliserConfig:
         if not 0.0 <= self.min_height_m < self.max_height_m:
             raise ConfigError(f"LocaliserConfig needs 0 <= min_height_m < max_height_m, got {self.min_height_m!r} "
                               f"and {self.max_height_m!r}")
+        if self.register_turns_closures < 0:
+            raise ConfigError(f"LocaliserConfig.register_turns_closures must be >= 0, got "
+                              f"{self.register_turns_closures!r}")
         if self.stride_px < 1 or self.max_iterations < 1 or self.line_neighbours < 2:
             raise ConfigError(f"LocaliserConfig stride_px, max_iterations >= 1 and line_neighbours >= 2, got "
                               f"{self.stride_px!r}, {self.max_iterations!r}, {self.line_neighbours!r}")
@@ -264,7 +273,8 @@ class Localiser:
                        and abs(moved.yaw_rad) > self.config.turn_min_rad)
             self.last = None
             if scan.shape[0] > 0 and self._tree is not None and (self.config.register_turns or not turning
-                                                                       or self.closures == 0):
+                                                                       or self.closures
+                                                                       < self.config.register_turns_closures):
                 pose, self.last = self._register(scan, predicted, moved)
                 if self.last.accepted and (not turning or self.config.learn_turn_from_frames):
                     # a turn's few centimetres of drift, registered as weakly as its heading, teach no scale
