@@ -524,3 +524,28 @@ def test_escapes_are_bounded_per_subtask_and_need_a_way_back() -> None:
     assert not motion.start_escape(here)
     motion.reset()
     assert motion.start_escape(here)  # a new subtask; the way back is kept
+
+
+@pytest.mark.parametrize(("exact", "second_yaw_deg", "second"),
+                         [(False, 20.0, DiscreteAction.MOVE_FORWARD), (True, 20.0, DiscreteAction.TURN_RIGHT),
+                          (False, 28.0, DiscreteAction.TURN_RIGHT)])
+def test_under_approximate_sensing_the_path_follower_does_not_undo_a_turn_that_overshot(
+        exact: bool, second_yaw_deg: float, second: DiscreteAction) -> None:
+    """Stop 42's trace of `--realism stretch` 1000-15/1: a turn left from 19 deg right of the path's waypoint
+    (past the 18 deg tolerance) turned 38 deg and landed 20 deg left of it; the path follower turned back to a
+    heading it had just left, and the robot swung in place. Under approximate sensing it now drives on from a
+    heading within 0.8 turn steps (24 deg) after its own turn; a larger error (28 deg) is still turned back, and
+    exact sensing (whose turns never overshoot) is as before."""
+    world = BoxWorld(room(-1, 5, -2, 2))
+    ctx = _context()
+    _look_around(ctx, world, ORIGIN)
+    motion = ctx.motion
+    fld = ctx.field(ORIGIN, None)
+    path = fld.path_xy(tuple(int(c) for c in fld.to_cells(np.array([[3.0, 0.0]]))[0]))
+    waypoint = fld.waypoint(path, ctx.config.planner.lookahead_m)
+    bearing = math.atan2(float(waypoint[1]), float(waypoint[0]))
+    action = motion.drive(fld, path, Pose2D(0.0, 0.0, bearing - math.radians(19.0)), exact)
+    assert action is DiscreteAction.TURN_LEFT
+    ctx.emit(action, "goto")
+    motion.last_action = action
+    assert motion.drive(fld, path, Pose2D(0.0, 0.0, bearing + math.radians(second_yaw_deg)), exact) is second

@@ -16,6 +16,9 @@ from goat_core.types import DiscreteAction, Pose2D
 MAX_ESCAPES = 3  # escapes (:meth:`Motion.start_escape`) per subtask; after them the stuck guards decide alone
 DEPARTURES_KEPT = 4  # positions that forward moves left from, kept for an escape
 REFUSED_NEAR = 0.05  # of a forward step: a refused move that went no farther went nowhere (Motion.refused_at)
+# Under approximate sensing, of a turn step: a heading error the path follower drives on with rather than undo its
+# last turn in place (Motion._no_turn_back)
+TURN_BACK_TOLERANCE = 0.8
 
 
 class Motion:
@@ -46,6 +49,10 @@ class Motion:
         # was turned away (:meth:`refused_at`, ``Agent._not_into_refusal``).
         self.refused_poses: list[Pose2D] = []
         self.refusals_kept = 0
+        # Under approximate sensing: the believed heading before the path follower's turn in place of the step
+        # just taken, and that turn (see :meth:`_no_turn_back`); kept for one counted action.
+        self._turned_from: Optional[tuple[float, DiscreteAction]] = None
+        self._turn_fresh = False
 
     def reset(self) -> None:
         """A new subtask or episode: no recent moves (the previous position is kept for the trail)."""
@@ -57,6 +64,7 @@ class Motion:
         self.escapes = 0
         self.refused_poses.clear()
         self.refusals_kept = 0
+        self._turned_from = None
         self.clear_stuck()
 
     def forget_departures(self) -> None:
@@ -100,6 +108,10 @@ class Motion:
     def count(self, action: DiscreteAction, navigating: bool) -> None:
         """Count turns in place while navigating, and turns that reverse the previous one in any mode; a forward
         move ends both counts."""
+        if self._turn_fresh:  # the path follower's turn of this step: its heading before is kept for the next
+            self._turn_fresh = False
+        else:
+            self._turned_from = None
         if action is DiscreteAction.MOVE_FORWARD:
             self.turns_in_row = 0
             self.reversals = 0
@@ -178,11 +190,45 @@ class Motion:
             action, commit = drive_along(fld, path, pose, self.commit_yaw, cfg.actions.turn_rad,
                                          cfg.actions.forward_m, cfg.planner.lookahead_m,
                                          max(loose, cfg.heading_tolerance_turns), loose)
+            if commit is None:
+                action = self._no_turn_back(fld, path, pose, action)
+            turned = commit is None and action in (DiscreteAction.TURN_LEFT, DiscreteAction.TURN_RIGHT)
+            self._turned_from = (pose.yaw_rad, action) if turned else None
+            self._turn_fresh = turned
         if commit is not None and commit != self.commit_yaw:
             if any(self._same_pose(pose, p) for p in self.detour_poses):
                 self.refused_again = pose
             self.detour_poses.append(pose)
         self.commit_yaw = commit
+        return action
+
+    def _no_turn_back(self, fld: PlanningField, path: np.ndarray, pose: Pose2D,
+                      action: DiscreteAction) -> DiscreteAction:
+        """Under approximate sensing: a forward move instead of a turn in place that would undo the path
+        follower's turn of the last step, where the heading it would return to points no closer to the path's
+        waypoint than the heading now, or the heading now is within ``TURN_BACK_TOLERANCE`` turn steps of it, and
+        the move ahead is free.
+
+        A turn of the stretch profile is 30 deg with a few degrees of noise (stop 42's trace of 1000-15/1: 26-38
+        deg), so a turn from just past the waypoint tolerance (0.6 turn steps, 18 deg) can land past it on the
+        other side; the turn back then returns to the heading already found too far off, and the robot swings
+        left and right in place (every such turn moves the base about 3 cm, and GOAT-Bench counts it). In that
+        trace the waypoint's bearing also moved 4-5 deg between the two decisions (the turn moved the base, the
+        path was planned again on the noisy map): 82 deg was too far right, 113 deg then too far left, and the
+        robot drove on at 86 deg after a turn back. Exact sensing never gets here.
+        """
+        last = self._turned_from
+        if (last is None or self.last_action is not last[1] or action is last[1]
+                or action not in (DiscreteAction.TURN_LEFT, DiscreteAction.TURN_RIGHT)):
+            return action
+        waypoint = fld.waypoint(path, self.config.planner.lookahead_m)
+        bearing = math.atan2(float(waypoint[1]) - pose.y_m, float(waypoint[0]) - pose.x_m)
+        now = abs(wrap_angle_rad(bearing - pose.yaw_rad))
+        before = abs(wrap_angle_rad(bearing - last[0]))
+        sizes = self.config.actions
+        if (before >= now or now <= TURN_BACK_TOLERANCE * sizes.turn_rad) and fld.forward_free(pose.yaw_rad,
+                                                                                               sizes.forward_m):
+            return DiscreteAction.MOVE_FORWARD
         return action
 
     def _same_pose(self, a: Pose2D, b: Pose2D) -> bool:
