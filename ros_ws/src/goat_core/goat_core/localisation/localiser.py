@@ -272,9 +272,9 @@ class Localiser:
             turning = (math.hypot(moved.x_m, moved.y_m) <= self.config.spin_max_shift_m
                        and abs(moved.yaw_rad) > self.config.turn_min_rad)
             self.last = None
-            if scan.shape[0] > 0 and self._tree is not None and (self.config.register_turns or not turning
-                                                                       or self.closures
-                                                                       < self.config.register_turns_closures):
+            scale_settled = self.closures >= self.config.register_turns_closures
+            register = self.config.register_turns or not turning or not scale_settled
+            if scan.shape[0] > 0 and self._tree is not None and register:
                 pose, self.last = self._register(scan, predicted, moved)
                 if self.last.accepted and (not turning or self.config.learn_turn_from_frames):
                     # a turn's few centimetres of drift, registered as weakly as its heading, teach no scale
