@@ -136,14 +136,14 @@ def _agent_run(seed: int, steps: int, kind: str, baton: _Baton, player: int, out
     episode = generate_dataset(1, seed, config, episode_config_for(config)).episodes[0]
     act_times: list[float] = []
     act_cpu: list[float] = []
-    act_marched: list[bool] = []  # whether the step ran an FMM (a field no kept one's distances could serve)
+    act_marched: list[bool] = []  # whether the step ran an FMM (whole, or as far as a goal cell needed)
     try:
         with EpisodeRunner(RunConfig(max_actions_per_subtask=steps), AgentConfig(), MatcherConfig()) as runner:
             original = runner.agent.act
             cache = getattr(getattr(runner.agent, "_ctx", None), "fields", None)  # the GOAT agent's FieldCache
 
-            def marches() -> int:
-                return 0 if cache is None else cache.misses - cache.distances_reused
+            def marches() -> int:  # fields march when their distances are read, whole or only as far as needed
+                return 0 if cache is None else cache.marches
 
             def timed_act(obs: Observation) -> DiscreteAction:
                 baton.wait(player)
@@ -165,7 +165,7 @@ def _agent_run(seed: int, steps: int, kind: str, baton: _Baton, player: int, out
             out["actions"] = sum(r.num_actions for r in records)
             out["subtasks"] = len(records)
             if cache is not None:
-                out["fields"] = (cache.misses, cache.hits, cache.distances_reused)
+                out["fields"] = (cache.misses, cache.hits, cache.distances_reused, cache.marches)
     finally:
         out["times"] = act_times
         out["cpu"] = act_cpu
@@ -200,7 +200,7 @@ def bench_agent(seed: int, steps: int, kinds: list[str]) -> tuple[list[float], l
         if "elapsed_s" not in out or times.size == 0:
             raise RuntimeError(f"the {kind} episode did not run (see the error above)")
         fields = out.get("fields")
-        planned = (f", planning fields computed {fields[0]} (FMM run {fields[0] - fields[2]}) / reused {fields[1]}"
+        planned = (f", planning fields computed {fields[0]} (FMM marches run {fields[3]}) / reused {fields[1]}"
                    if isinstance(fields, tuple) else "")
         cpu = np.asarray(out["cpu"], dtype=np.float64)
         print(f"agent step (no rendering, {kind}): {summarise_ms(1000.0 * times)}  (target <= 30 ms); "

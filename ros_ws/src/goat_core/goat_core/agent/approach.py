@@ -28,6 +28,10 @@ from goat_core.types import DiscreteAction, Instance, Observation, StopDecision
 
 SIGHT_EDGE_PX = 2  # a target's mask this close to the image's bottom edge may hide its nearest part below it
 MAX_STRIKES = 2  # stuck episodes on the way to one instance before it is set aside for the subtask
+# The first guess of a goal cell's cost, as far as the FMM first marches for it (goal_cell; a miss marches the whole
+# crop, so these change only how much is marched, never the goal): so much per metre of straight line, plus a pad.
+GOAL_BAND_PER_M = 1.5
+GOAL_BAND_PAD_M = 1.0
 
 
 def stop_at(inst: Instance, match: MatchResult) -> StopDecision:
@@ -197,11 +201,10 @@ class Approach:
         i1, j1 = (int(v) + pad + 1 for v in cells.max(axis=0))
         i1, j1 = min(h, i1), min(w, j1)
         corner = np.array([i0, j0])
-        distance = fld.distance_m[i0:i1, j0:j1]
-        away = np.ones(distance.shape, dtype=np.uint8)
+        reachable = fld.distances.reachable()[i0:i1, j0:j1].copy()  # the cells of finite cost, unmarched
+        away = np.ones(reachable.shape, dtype=np.uint8)
         away[cells[:, 0] - i0, cells[:, 1] - j0] = 0
         dist_m = cv2.distanceTransform(away, cv2.DIST_L2, cv2.DIST_MASK_PRECISE) * fld.cell_m
-        reachable = np.isfinite(distance)
         radius = int(math.ceil(cfg.blocked_view_radius_m / fld.cell_m))
         for xy in self._blocked_views.get(inst.instance_id, []):
             c = fld.to_cells(xy[None])[0] - corner
@@ -219,11 +222,34 @@ class Approach:
             visible = self.in_sight_of(inst, fld.to_xy(cells_in_reach + corner))
             if visible.any():  # else the map cannot tell: the check by sight on arrival decides
                 candidates[tuple(cells_in_reach[~visible].T)] = False
-        cost = np.where(candidates, distance, np.inf)
-        if seen_bearings_rad:
-            cost = cost + self._seen_side_penalty(inst, seen_bearings_rad, fld, corner, cost.shape)
+        penalty = self._seen_side_penalty(inst, seen_bearings_rad, fld, corner, candidates.shape) \
+            if seen_bearings_rad else None
+        cost = self._goal_costs(fld, candidates, corner, penalty)
         i, j = divmod(int(np.argmin(cost)), cost.shape[1])
         return (i0 + i, j0 + j), goal_radius_m + cfg.goal_margin_m
+
+    @staticmethod
+    def _goal_costs(fld: PlanningField, candidates: np.ndarray, corner: np.ndarray,
+                    penalty: Optional[np.ndarray]) -> np.ndarray:
+        """The cost of each candidate goal cell of a window (its first cell ``corner``), inf elsewhere.
+
+        The goal is the candidate of least cost, so the FMM first marches only as far as a guess of that cost
+        (``GOAL_BAND_PER_M`` times the straight distance to the nearest candidate plus ``GOAL_BAND_PAD_M``): every
+        candidate it did not reach costs more than the guess, so when one it reached costs no more than the guess,
+        the least cost and its cell are the whole march's (a descent from it needs only cheaper cells, reached
+        too). Otherwise, or with a negative penalty, the whole march decides.
+        """
+        window = (slice(int(corner[0]), int(corner[0]) + candidates.shape[0]),
+                  slice(int(corner[1]), int(corner[1]) + candidates.shape[1]))
+        extra = 0.0 if penalty is None else penalty
+        if penalty is None or float(penalty.min()) >= 0.0:
+            cells_xy = fld.to_xy(np.argwhere(candidates) + corner)
+            nearest_m = float(np.min(np.linalg.norm(cells_xy - fld.robot_xy_m, axis=1)))
+            limit_m = GOAL_BAND_PER_M * nearest_m + GOAL_BAND_PAD_M
+            cost = np.where(candidates, fld.distances.within(limit_m)[window], np.inf) + extra
+            if float(cost.min()) <= limit_m:
+                return np.asarray(cost)
+        return np.asarray(np.where(candidates, fld.distance_m[window], np.inf) + extra)
 
     def in_sight_of(self, inst: Instance, xy_m: np.ndarray) -> np.ndarray:
         """(N,) bool: the map shows nothing tall between each episode point and the instance's nearest point."""

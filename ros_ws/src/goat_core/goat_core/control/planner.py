@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Optional, Sequence, cast
+from typing import Callable, Optional, Sequence, cast
 
 import cv2
 import numpy as np
@@ -93,11 +93,13 @@ def block_any(mask: np.ndarray, k: int) -> np.ndarray:
 
 
 def geodesic_distance(traversable: np.ndarray, source: tuple[int, int], cell_m: float,
-                      speed: np.ndarray | None = None) -> np.ndarray:
+                      speed: np.ndarray | None = None, band_m: float = 0.0) -> np.ndarray:
     """Travel cost from ``source`` to every cell through traversable cells; inf where unreachable or blocked.
 
     Without ``speed`` the cost is the geodesic distance in metres; with a (h, w) relative speed in (0, 1] it
-    is the travel time at unit top speed (metres of clear floor).
+    is the travel time at unit top speed (metres of clear floor). A positive ``band_m`` stops the march once the
+    front has passed that cost (scikit-fmm's narrow band): the cells it reached hold the values of the whole
+    march (cells are accepted in increasing cost, each from cells accepted before it), the others inf.
     """
     i, j = source
     h, w = traversable.shape
@@ -117,9 +119,9 @@ def geodesic_distance(traversable: np.ndarray, source: tuple[int, int], cell_m: 
     phi[i, j] = -1.0
     phi_masked = np.ma.MaskedArray(phi, mask=~traversable)
     if speed is None:
-        field = skfmm.distance(phi_masked, dx=cell_m)
+        field = skfmm.distance(phi_masked, dx=cell_m, narrow=band_m)
     else:
-        field = skfmm.travel_time(phi_masked, speed, dx=cell_m)
+        field = skfmm.travel_time(phi_masked, speed, dx=cell_m, narrow=band_m)
     # scikit-fmm masks the cells the front never reaches (components cut off from the source).
     dist = np.ma.filled(field.astype(np.float64), np.inf)
     dist[~traversable] = np.inf
@@ -161,6 +163,87 @@ def line_of_sight(traversable: np.ndarray, a: np.ndarray, b: np.ndarray) -> bool
     return bool(np.all(traversable[samples[:, 0], samples[:, 1]]))
 
 
+# How far past the cost a read asks for a banded march goes on: the read then relies on no cell of a cost up to
+# its limit being left out of the band, which holds for a march that accepts cells in increasing cost; the slack
+# covers the second-order scheme's small departures from that order.
+BAND_SLACK_M = 0.5
+
+
+class FieldDistances:
+    """A field's FMM travel costs, marched when first read: over the whole crop (:meth:`full`), or, for a read
+    that needs only the cells up to some cost, as far as that cost (:meth:`within`).
+
+    Both are functions of the same inputs (traversable cells, source cell, cell size, speeds), so a field whose
+    distances are never read runs no FMM, and one read only near the robot runs the part of the march that
+    reaches that far. ``on_march`` is called before each march, banded or whole (benchmarks count them).
+    """
+
+    def __init__(self, traversable: np.ndarray, source: tuple[int, int], cell_m: float, speed: np.ndarray,
+                 on_march: Optional[Callable[[], None]] = None) -> None:
+        self.traversable = traversable
+        self.source = source
+        self.cell_m = cell_m
+        self.speed = speed
+        self._on_march = on_march
+        self._full: Optional[np.ndarray] = None
+        self._band: Optional[tuple[float, np.ndarray]] = None  # (limit, costs exact up to it, inf beyond)
+        self._reachable: Optional[np.ndarray] = None
+
+    def full(self) -> np.ndarray:
+        """(h, w) travel cost from the source to every cell, inf where unreachable (read-only)."""
+        if self._full is None:
+            self._marching()
+            full = geodesic_distance(self.traversable, self.source, self.cell_m, self.speed)
+            full.setflags(write=False)
+            self._full = full
+        return self._full
+
+    def within(self, limit_m: float) -> np.ndarray:
+        """Costs that equal :meth:`full`'s at every cell whose cost is at most ``limit_m``; every other cell holds
+        its cost or inf (read-only). The whole march's, once it ran; else a march that stops past the limit."""
+        if self._full is not None:
+            return self._full
+        if self._band is not None and self._band[0] >= limit_m:
+            return self._band[1]
+        self._marching()
+        band = geodesic_distance(self.traversable, self.source, self.cell_m, self.speed, limit_m + BAND_SLACK_M)
+        band[band > limit_m] = np.inf  # the cells of the slack are left out: those beyond it were not reached
+        band.setflags(write=False)
+        self._band = (limit_m, band)
+        return band
+
+    def _marching(self) -> None:
+        if self._on_march is not None:
+            self._on_march()
+
+    def for_descent(self, target: tuple[int, int]) -> np.ndarray:
+        """Costs a descent from ``target`` can follow: a banded march's when it holds the target (every cell of a
+        lower cost then holds its own, and a cell of a higher cost is never stepped to), else the whole march's."""
+        if self._full is None and self._band is not None and np.isfinite(self._band[1][target]):
+            return self._band[1]
+        return self.full()
+
+    def reachable(self) -> np.ndarray:
+        """(h, w) bool: the cells of finite cost, without marching when no march ran (the source's 4-connected
+        component of traversable cells, where the front of the march goes)."""
+        if self._full is not None:
+            return np.isfinite(self._full)
+        if self._reachable is None:
+            i, j = self.source
+            h, w = self.traversable.shape
+            open_side = ((i > 0 and self.traversable[i - 1, j]) or (i + 1 < h and self.traversable[i + 1, j])
+                         or (j > 0 and self.traversable[i, j - 1]) or (j + 1 < w and self.traversable[i, j + 1]))
+            if open_side:
+                _, labels = cv2.connectedComponents(self.traversable.astype(np.uint8), connectivity=4)
+                reach = labels == labels[i, j]
+            else:  # as geodesic_distance: nothing is reachable from a cell without a traversable side
+                reach = np.zeros(self.traversable.shape, dtype=bool)
+                reach[i, j] = True
+            reach.setflags(write=False)
+            self._reachable = reach
+        return self._reachable
+
+
 @dataclass(eq=False)
 class PlanningField:
     """One step's planning crop: traversable cells and the geodesic distance from the robot (coarse cells)."""
@@ -170,13 +253,18 @@ class PlanningField:
     cell_m: float
     traversable: np.ndarray  # (h, w) bool: the base touches nothing
     clear: np.ndarray  # (h, w) bool: traversable and outside the safety margin
-    distance_m: np.ndarray  # (h, w) float travel cost from the robot, inf where unreachable
+    distances: FieldDistances  # travel costs from the robot, marched when read (distance_m, or within a cost)
     robot_cell: tuple[int, int]
     robot_xy_m: np.ndarray  # (2,)
     blocked: np.ndarray  # (H, W) bool map-resolution crop: obstacle and collision cells
     touching: np.ndarray  # (H, W) bool map-resolution crop: a robot centred here touches an obstacle
     map_res_m: float
     margin_cells: int  # width of the safety margin in planning cells, rounded up
+
+    @property
+    def distance_m(self) -> np.ndarray:
+        """(h, w) float travel cost from the robot, inf where unreachable (the whole FMM, run on first read)."""
+        return self.distances.full()
 
     def forward_free(self, yaw_rad: float, distance_m: float) -> bool:
         """Whether the base can move ``distance_m`` along ``yaw_rad`` without touching a mapped obstacle.
@@ -224,7 +312,7 @@ class PlanningField:
 
     def path_xy(self, target_cell: tuple[int, int]) -> np.ndarray:
         """(K, 2) episode xy from the robot's cell to the target cell; empty if unreachable."""
-        return self.to_xy(descend(self.distance_m, target_cell))
+        return self.to_xy(descend(self.distances.for_descent(target_cell), target_cell))
 
     def waypoint(self, path_xy_m: np.ndarray, lookahead_m: float) -> np.ndarray:
         """The farthest point within ``lookahead_m`` along the path reachable in a straight line.
@@ -283,7 +371,8 @@ def _robot_cell(grid: OccupancyGrid, box: CropBox, pose: Pose2D, config: Planner
 
 def _field_in_box(grid: OccupancyGrid, box: CropBox, blocked: np.ndarray, trail: np.ndarray, pose: Pose2D,
                   robot_radius_m: float, config: PlannerConfig,
-                  reuse: Sequence[tuple[float, PlanningField]] = ()) -> PlanningField:
+                  reuse: Sequence[tuple[float, PlanningField]] = (),
+                  on_march: Optional[Callable[[], None]] = None) -> PlanningField:
     """The field over ``box``; its distances are taken from a field of ``reuse`` ((margin_speed, field) pairs)
     whose FMM had the same inputs (crop, source cell, cell size, traversable cells, speeds) instead of run again."""
     k = config.downsample
@@ -306,14 +395,14 @@ def _field_in_box(grid: OccupancyGrid, box: CropBox, blocked: np.ndarray, trail:
         traversable[robot_cell] = True
     # The FMM is a function of these inputs alone: a field that had the same ones has the same distances (a new
     # obstacle cell inside the inflation, or a trail cell where the base already fits, changes none of them).
-    dist = next((old.distance_m for speed_of_old, old in reuse
+    dist = next((old.distances for speed_of_old, old in reuse
                  if old.box == box and old.robot_cell == robot_cell and old.cell_m == cell_m
                  and speed_of_old == config.margin_speed and np.array_equal(old.traversable, traversable)
                  and np.array_equal(old.clear, clear)), None)
     if dist is None:
-        dist = geodesic_distance(traversable, robot_cell, cell_m, np.where(clear, 1.0, config.margin_speed))
+        dist = FieldDistances(traversable, robot_cell, cell_m, np.where(clear, 1.0, config.margin_speed), on_march)
     return PlanningField(box=box, origin_xy_m=origin, cell_m=cell_m, traversable=traversable, clear=clear,
-                         distance_m=dist, robot_cell=robot_cell, robot_xy_m=robot_xy, blocked=blocked,
+                         distances=dist, robot_cell=robot_cell, robot_xy_m=robot_xy, blocked=blocked,
                          touching=touching, map_res_m=res, margin_cells=margin_cells)
 
 
@@ -329,6 +418,8 @@ class FieldCache:
     arrays are read-only, so no consumer can change a field another one reads later. A field whose crop did change
     still takes the distances of a kept field when the FMM's own inputs came out the same (``distances_reused``):
     a newly seen obstacle cell inside the inflation already there, or a trail cell where the base already fits.
+    The FMM itself runs when a field's distances are first read (:class:`FieldDistances`), so ``misses`` counts
+    fields set up and ``marches`` the marches that ran.
     """
 
     def __init__(self, size: int = 4) -> None:
@@ -339,6 +430,7 @@ class FieldCache:
         self.hits = 0  # fields handed out again (for benchmarks)
         self.misses = 0  # fields computed
         self.distances_reused = 0  # of the fields computed, those whose FMM inputs matched a kept field's
+        self.marches = 0  # FMM marches run for the fields handed out, banded or whole (fields march when read)
 
     def build(self, grid: OccupancyGrid, pose: Pose2D, robot_radius_m: float, config: PlannerConfig,
               include_xy_m: np.ndarray | None = None) -> PlanningField:
@@ -354,10 +446,14 @@ class FieldCache:
                 return dataclasses.replace(fld, robot_xy_m=robot_xy)
         self.misses += 1
         kept = [(cast(PlannerConfig, k[4]).margin_speed, f) for k, _, _, f in self._entries]
-        fld = _field_in_box(grid, box, blocked, trail, pose, robot_radius_m, config, kept)
-        self.distances_reused += any(fld.distance_m is f.distance_m for _, f in kept)
-        for array in (fld.traversable, fld.clear, fld.distance_m, fld.blocked, fld.touching, trail):
+        fld = _field_in_box(grid, box, blocked, trail, pose, robot_radius_m, config, kept, self._count_march)
+        if any(fld.distances is f.distances for _, f in kept):
+            self.distances_reused += 1
+        for array in (fld.traversable, fld.clear, fld.blocked, fld.touching, trail):
             array.setflags(write=False)
         self._entries.insert(0, (key, blocked, trail, fld))
         del self._entries[self.size:]
         return fld
+
+    def _count_march(self) -> None:
+        self.marches += 1
