@@ -65,6 +65,9 @@ TIMED: tuple[tuple[str, str, str, str], ...] = (
     ("agent: ground-truth perception", "goat_core.perception.gt", "GroundTruthPerception", "detect"),
     ("agent: instance memory update", "goat_core.mapping.instance_memory", "InstanceMemory", "update"),
     ("agent: planning fields (inflation, FMM)", "goat_core.control.planner", "FieldCache", "build"),
+    # a field's FMM runs when its distances are first read, whole or as far as a goal cell needs (stop 43)
+    ("agent: planning fields' FMM marches", "goat_core.control.planner", "FieldDistances", "full"),
+    ("agent: planning fields' FMM marches", "goat_core.control.planner", "FieldDistances", "within"),
     ("agent: frontiers", "goat_core.control.frontier", "FrontierExplorer", "candidates"),
     ("agent: goal matching", "goat_core.agent.context", "AgentContext", "match"),
     ("agent: goal set-up (matcher)", "goat_core.agent.dispatcher", "Agent", "start_subtask"),
