@@ -66,10 +66,12 @@ def record(seed: int, episode_index: int, out: Path) -> int:
                            SimConfig(realism=realism_profile("stretch", seed=seed)),
                            embedder=SentenceEmbedder()) as runner:
             runner.run_episode(episode)
+            subtask_end = list(runner.senses.log.subtask_end)  # the frame each subtask ended on
     finally:
         agent_realism.AgentSenses.see = see  # type: ignore[method-assign]
     out.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(out, **{k: np.asarray(v) for k, v in frames.items()}, **camera)
+    np.savez_compressed(out, **{k: np.asarray(v) for k, v in frames.items()}, **camera,
+                        subtask_end=np.asarray(subtask_end, dtype=np.int64))
     print(f"{episode.episode_id}: {len(frames['odom'])} observations saved to {out}")
     return 0
 
@@ -105,6 +107,7 @@ def replay(path: Path, overrides: dict[str, Any], verbose: bool, frames: Optiona
                           camera_tilt_rad=float(tilt), camera_height_m=float(data["camera_height_m"]),
                           intrinsics=intrinsics)
         closures = localiser.closures
+        keyframe_closures = localiser.keyframe_closures
         pose = localiser.localise(obs).pose
         pos.append(math.hypot(pose.x_m - truth[0], pose.y_m - truth[1]))
         yaw.append(math.degrees(wrap_angle_rad(pose.yaw_rad - float(truth[2]))))
@@ -114,12 +117,18 @@ def replay(path: Path, overrides: dict[str, Any], verbose: bool, frames: Optiona
                                               f" dyaw={math.degrees(last.correction.yaw_rad):+.2f}")
             if localiser.closures > closures:
                 detail += " closure"
+            if localiser.keyframe_closures > keyframe_closures:
+                detail += " keyframe closure"
             odom_yaw = math.degrees(wrap_angle_rad(float(odom[2]) - float(truth[2])))
             print(f"{i:4d} {pos[-1]:.3f} m {yaw[-1]:+6.2f} deg (odometry {odom_yaw:+6.2f}){detail}")
     p, y = np.asarray(pos), np.abs(yaw)
+    ends = [int(i) for i in data["subtask_end"] if int(i) < n] if "subtask_end" in data.files else []
+    end = (f"; end of subtask ({len(ends)}) median {np.median(p[ends]):.3f} m, {np.median(y[ends]):.2f} deg"
+           if ends else "")
     print(f"{path} {' '.join(f'{k}={v}' for k, v in overrides.items()) or 'defaults'}: {len(p)} frames, pose error "
           f"median {np.median(p):.3f} m / p95 {np.percentile(p, 95):.3f} m, {np.median(y):.2f} / "
-          f"{np.percentile(y, 95):.2f} deg; {localiser.closures} loop closures; learnt scale "
+          f"{np.percentile(y, 95):.2f} deg{end}; {localiser.closures} loop closures, "
+          f"{localiser.keyframe_closures} at revisited views; learnt scale "
           f"{localiser.scale_estimate[0]:+.4f} / {localiser.scale_estimate[1]:+.4f}; "
           f"{time.monotonic() - started:.0f} s")
     return 0
