@@ -189,6 +189,10 @@ class LocaliserConfig:
     keyframe_min_age: int = 30
     keyframe_cooldown: int = 10  # frames between two keyframe closures
     keyframe_min_points: int = 60  # both scans need this many points
+    keyframe_replace_frames: bool = True  # re-place the frames since the reference (False: the pose alone)
+    # A correction smaller than both of these is left alone (within the registration's own noise).
+    keyframe_min_turn_rad: float = 0.0
+    keyframe_min_shift_m: float = 0.0
     keyframe_max_shift_m: float = 0.4  # a larger correction is a wrong match
     keyframe_max_turn_rad: float = math.radians(8.0)
     keyframe_search_m: float = 0.25  # the correlative search: +- this in x and y ...
@@ -267,7 +271,8 @@ class Localiser:
         self._spin_closed_rad = 0.0  # the spin turn at its last loop closure
         self.closures = 0  # loop closures of spins made this episode (they learn the turn scale)
         self.keyframe_closures = 0  # loop closures at a revisited view (see keyframe_closure)
-        self._last_keyframe_closure = -(10 ** 9)  # the frame index of the last one
+        self._last_keyframe_closure = -(10 ** 9)  # the frame index of the last try
+        self.keyframe_reference = -1  # the frame the last try registered against
         self.last: Optional[RegistrationResult] = None
 
     @property
@@ -302,14 +307,16 @@ class Localiser:
                     step = self._step_within_reach(scan, predicted, moved)
                     self._learn_scale(moved, compose(inverse(self._last_pose), pose) if step is None else step)
         closed = self._close_spin(scan, pose)
+        rebuild = closed is not None
         if closed is None:
             closed = self._close_keyframe(scan, pose)
+            rebuild = closed is not None and self.config.keyframe_replace_frames
         if closed is not None:
             pose = closed
         self._last_odom, self._last_pose = obs.pose, pose
         self.map_to_odom = compose(pose, inverse(obs.pose))
         self._frames.append(_Frame(scan, pose, self._spin_turn_rad))
-        if closed is not None:
+        if rebuild:
             self._rebuild_map()
         else:
             self._add(scan, pose)
@@ -445,6 +452,7 @@ class Localiser:
         if ref_index < 0:
             return None
         ref = self._frames[ref_index]
+        self.keyframe_reference = ref_index
         self._last_keyframe_closure = n - cfg.keyframe_cooldown // 2  # tried: not again at once, closed or not
         target = _transform(ref.scan, ref.pose)
         tree = cKDTree(target)
@@ -461,10 +469,13 @@ class Localiser:
                 or math.hypot(closed.x_m - pose.x_m, closed.y_m - pose.y_m) > cfg.keyframe_max_shift_m
                 or abs(wrap_angle_rad(closed.yaw_rad - pose.yaw_rad)) > cfg.keyframe_max_turn_rad):
             return None
+        if (abs(wrap_angle_rad(closed.yaw_rad - pose.yaw_rad)) < cfg.keyframe_min_turn_rad
+                and math.hypot(closed.x_m - pose.x_m, closed.y_m - pose.y_m) < cfg.keyframe_min_shift_m):
+            return None
         # The correction, a rigid motion of the map frame, spread over the frames since the reference: frame i
         # takes the share (i - ref) / (n - ref) of it (the drift grew along the way).
         c = compose(closed, inverse(pose))
-        for i in range(ref_index + 1, n):
+        for i in range(ref_index + 1, n if cfg.keyframe_replace_frames else 0):
             share = (i - ref_index) / (n - ref_index)
             f = self._frames[i]
             f.pose = compose(Pose2D(share * c.x_m, share * c.y_m, share * c.yaw_rad), f.pose)
