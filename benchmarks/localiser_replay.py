@@ -66,10 +66,12 @@ def record(seed: int, episode_index: int, out: Path) -> int:
                            SimConfig(realism=realism_profile("stretch", seed=seed)),
                            embedder=SentenceEmbedder()) as runner:
             runner.run_episode(episode)
+            subtask_end = list(runner.senses.log.subtask_end)  # the frame each subtask ended on
     finally:
         agent_realism.AgentSenses.see = see  # type: ignore[method-assign]
     out.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(out, **{k: np.asarray(v) for k, v in frames.items()}, **camera)
+    np.savez_compressed(out, **{k: np.asarray(v) for k, v in frames.items()}, **camera,
+                        subtask_end=np.asarray(subtask_end, dtype=np.int64))
     print(f"{episode.episode_id}: {len(frames['odom'])} observations saved to {out}")
     return 0
 
@@ -117,9 +119,12 @@ def replay(path: Path, overrides: dict[str, Any], verbose: bool, frames: Optiona
             odom_yaw = math.degrees(wrap_angle_rad(float(odom[2]) - float(truth[2])))
             print(f"{i:4d} {pos[-1]:.3f} m {yaw[-1]:+6.2f} deg (odometry {odom_yaw:+6.2f}){detail}")
     p, y = np.asarray(pos), np.abs(yaw)
+    ends = [int(i) for i in data["subtask_end"] if int(i) < n] if "subtask_end" in data.files else []
+    end = (f"; end of subtask ({len(ends)}) median {np.median(p[ends]):.3f} m, {np.median(y[ends]):.2f} deg"
+           if ends else "")
     print(f"{path} {' '.join(f'{k}={v}' for k, v in overrides.items()) or 'defaults'}: {len(p)} frames, pose error "
           f"median {np.median(p):.3f} m / p95 {np.percentile(p, 95):.3f} m, {np.median(y):.2f} / "
-          f"{np.percentile(y, 95):.2f} deg; {localiser.closures} loop closures; learnt scale "
+          f"{np.percentile(y, 95):.2f} deg{end}; {localiser.closures} loop closures; learnt scale "
           f"{localiser.scale_estimate[0]:+.4f} / {localiser.scale_estimate[1]:+.4f}; "
           f"{time.monotonic() - started:.0f} s")
     return 0
