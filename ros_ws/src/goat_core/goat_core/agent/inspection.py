@@ -112,7 +112,7 @@ class Inspection:
         ctx = self.ctx
         rivals = [k for k in ctx.admissible(ctx.memory.instances)
                   if k != instance_id and k not in ctx.set_aside and k not in self._inspected]
-        return bool(rivals) or bool(ctx.explorer.candidates(ctx.grid, fld))
+        return bool(rivals) or ctx.explorer.any_reachable(ctx.grid, fld)
 
     def _side_step(self, inst: Instance, centre_xy: np.ndarray, fld: PlanningField, obs: Observation,
                    match: MatchResult) -> Optional[DiscreteAction]:
