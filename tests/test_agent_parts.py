@@ -549,3 +549,29 @@ def test_under_approximate_sensing_the_path_follower_does_not_undo_a_turn_that_o
     ctx.emit(action, "goto")
     motion.last_action = action
     assert motion.drive(fld, path, Pose2D(0.0, 0.0, bearing + math.radians(second_yaw_deg)), exact) is second
+
+
+def _polyline(*corners: tuple[float, float]) -> np.ndarray:
+    """Points every 5 cm along straight segments through ``corners``."""
+    points = [np.array(corners[0])]
+    for a, b in zip(corners[:-1], corners[1:], strict=True):
+        n = max(1, int(math.ceil(math.dist(a, b) / 0.05)))
+        points += [np.array(a) + (np.array(b) - np.array(a)) * k / n for k in range(1, n + 1)]
+    return np.array(points)
+
+
+@pytest.mark.parametrize(("exact", "bend", "action"),
+                         [(False, True, DiscreteAction.MOVE_FORWARD), (True, True, DiscreteAction.TURN_LEFT),
+                          (False, False, DiscreteAction.TURN_LEFT)])
+def test_under_approximate_sensing_the_path_follower_does_not_turn_toward_a_waypoint_the_path_bends_back_from(
+        exact: bool, bend: bool, action: DiscreteAction) -> None:
+    """The waypoint (1 m along the path) lies 20.8 deg left of the heading, past the 18 deg tolerance, and the path
+    then bends right: 1.5 m along it lies 1.6 deg off. Under approximate sensing a turn left would be taken back at
+    the bend (two turns, each moving the base about 3 cm under the stretch profile), so the robot drives on; exact
+    sensing turns as before, and a path that goes on to the left (24 deg off 1.5 m along) is still turned to."""
+    world = BoxWorld(room(-1, 5, -2, 2))
+    ctx = _context()
+    _look_around(ctx, world, ORIGIN)
+    fld = ctx.field(ORIGIN, None)
+    path = _polyline((0.0, 0.0), (0.8, 0.4), (1.6, -0.2)) if bend else _polyline((0.0, 0.0), (1.8, 0.8))
+    assert ctx.motion.drive(fld, path, ORIGIN, exact) is action
