@@ -11,13 +11,12 @@ import math
 
 import numpy as np
 import pytest
-from test_agent import ORIGIN, BoxWorld, two_rooms
-from test_agent_parts import _context, _look_around
+from test_agent import ORIGIN
 from test_field_cache import R_M, room_grid
+from test_goal_cell_window import two_rooms_with_instances
 
-from goat_core.agent.approach import Approach
 from goat_core.control.planner import FieldCache, PlannerConfig, build_field
-from goat_core.types import Instance, Pose2D
+from goat_core.types import Pose2D
 
 
 def closed_room_grid():  # type: ignore[no-untyped-def]
@@ -60,16 +59,8 @@ def test_a_field_whose_distances_are_not_read_runs_no_fmm() -> None:
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_goal_cells_and_paths_on_a_banded_field_are_the_whole_marchs(seed: int) -> None:
-    ctx = _context()
-    world = BoxWorld(two_rooms())
-    _look_around(ctx, world)
-    approach = Approach(ctx)
-    rng = np.random.default_rng(seed)
-    instances = list(ctx.memory.instances.values())
-    for k in range(16):  # made-up ones near and far, behind the wall too (1-40 points spread up to 1 m)
-        centre = rng.uniform(-4.0, 6.0, size=2)
-        points = centre + rng.uniform(-0.5, 0.5, size=(int(rng.integers(1, 40)), 2))
-        instances.append(Instance(100 + k, "chair", np.column_stack([points, np.full(len(points), 0.5)])))
+    # remembered instances and made-up ones near and far, behind the wall too
+    ctx, approach, instances, rng = two_rooms_with_instances(seed, 16, (-4.0, 6.0))
     banded_goals = 0
     for inst in instances:
         for seen in ((), (float(rng.uniform(-math.pi, math.pi)),)):

@@ -16,6 +16,7 @@ from test_agent import ORIGIN, BoxWorld, two_rooms
 from test_agent_parts import _context, _look_around
 
 from goat_core.agent.approach import Approach
+from goat_core.agent.context import AgentContext
 from goat_core.agent.inspection import bearing_rad
 from goat_core.control.planner import PlanningField
 from goat_core.geometry import wrap_angles_rad
@@ -64,19 +65,24 @@ def whole_crop_goal_cell(approach: Approach, inst: Instance, fld: PlanningField,
     return (i, j), goal_radius_m + cfg.goal_margin_m
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_the_windowed_goal_spot_is_the_whole_crops(seed: int) -> None:
+def two_rooms_with_instances(seed: int, made_up: int, span_m: tuple[float, float]
+                             ) -> tuple[AgentContext, Approach, list[Instance], np.random.Generator]:
+    """An agent that looked around in two rooms, its Approach, its remembered instances and ``made_up`` more
+    anywhere in ``span_m`` on both axes, on and off the map (1-40 points spread up to 1 m), and the generator."""
     ctx = _context()
-    world = BoxWorld(two_rooms())
-    _look_around(ctx, world)
-    approach = Approach(ctx)
+    _look_around(ctx, BoxWorld(two_rooms()))
     rng = np.random.default_rng(seed)
-    # Remembered instances, and made-up ones anywhere on and off the map (1-40 points spread up to 1 m).
     instances = list(ctx.memory.instances.values())
-    for k in range(12):
-        centre = rng.uniform(-4.0, 4.0, size=2)
+    for k in range(made_up):
+        centre = rng.uniform(span_m[0], span_m[1], size=2)
         points = centre + rng.uniform(-0.5, 0.5, size=(int(rng.integers(1, 40)), 2))
         instances.append(Instance(100 + k, "chair", np.column_stack([points, np.full(len(points), 0.5)])))
+    return ctx, Approach(ctx), instances, rng
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_windowed_goal_spot_is_the_whole_crops(seed: int) -> None:
+    ctx, approach, instances, rng = two_rooms_with_instances(seed, 12, (-4.0, 4.0))
     compared = 0
     for inst in instances:
         fld = ctx.field(ORIGIN, inst.points_xyz_m[:, :2])
