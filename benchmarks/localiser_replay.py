@@ -107,6 +107,7 @@ def replay(path: Path, overrides: dict[str, Any], verbose: bool, frames: Optiona
                           camera_tilt_rad=float(tilt), camera_height_m=float(data["camera_height_m"]),
                           intrinsics=intrinsics)
         closures = localiser.closures
+        keyframe_closures = localiser.keyframe_closures
         pose = localiser.localise(obs).pose
         pos.append(math.hypot(pose.x_m - truth[0], pose.y_m - truth[1]))
         yaw.append(math.degrees(wrap_angle_rad(pose.yaw_rad - float(truth[2]))))
@@ -116,6 +117,8 @@ def replay(path: Path, overrides: dict[str, Any], verbose: bool, frames: Optiona
                                               f" dyaw={math.degrees(last.correction.yaw_rad):+.2f}")
             if localiser.closures > closures:
                 detail += " closure"
+            if localiser.keyframe_closures > keyframe_closures:
+                detail += " keyframe closure"
             odom_yaw = math.degrees(wrap_angle_rad(float(odom[2]) - float(truth[2])))
             print(f"{i:4d} {pos[-1]:.3f} m {yaw[-1]:+6.2f} deg (odometry {odom_yaw:+6.2f}){detail}")
     p, y = np.asarray(pos), np.abs(yaw)
@@ -124,7 +127,8 @@ def replay(path: Path, overrides: dict[str, Any], verbose: bool, frames: Optiona
            if ends else "")
     print(f"{path} {' '.join(f'{k}={v}' for k, v in overrides.items()) or 'defaults'}: {len(p)} frames, pose error "
           f"median {np.median(p):.3f} m / p95 {np.percentile(p, 95):.3f} m, {np.median(y):.2f} / "
-          f"{np.percentile(y, 95):.2f} deg{end}; {localiser.closures} loop closures; learnt scale "
+          f"{np.percentile(y, 95):.2f} deg{end}; {localiser.closures} loop closures, "
+          f"{localiser.keyframe_closures} at revisited views; learnt scale "
           f"{localiser.scale_estimate[0]:+.4f} / {localiser.scale_estimate[1]:+.4f}; "
           f"{time.monotonic() - started:.0f} s")
     return 0

@@ -371,3 +371,26 @@ def test_what_the_localiser_hands_on_is_marked_approximate(register: bool, filte
     assert obs.sensing_exact
     seen = Localiser(register=register, filter_depth_images=filter_depth_images).localise(obs)
     assert not seen.sensing_exact and obs.sensing_exact
+
+
+@pytest.mark.parametrize(("keyframe_closure", "corrected"), [(False, False), (True, True)])
+def test_a_view_seen_long_before_closes_the_loop_outside_a_look_around(keyframe_closure: bool,
+                                                                        corrected: bool) -> None:
+    """The robot comes back to where it stood 40 frames before and looks the same way, but its pose has drifted
+    on the way (4 deg and 12 cm off: replaying 5000-12 (stop 43), frames 165-330 came back to views of frames
+    37-183 with the heading 2-7 deg off, and no look-around closed between). Registered against the old frame's
+    scan alone, the pose returns to the old frame's (the new localiser), and the frames between take their share
+    of the correction; without that closure (the old localiser) the drift stays."""
+    room = _room_scan()
+    localiser = Localiser(LocaliserConfig(keyframe_closure=keyframe_closure))
+    localiser._frames.append(_Frame(room, Pose2D(0.0, 0.0, 0.0), 0.0))  # the old view, placed right
+    for i in range(1, 40):  # the way since, drifting (the scans a corridor's: too few points to close on)
+        localiser._frames.append(_Frame(room[:20], Pose2D(0.1 * i / 40, 0.0, math.radians(-4.0) * i / 40), 0.0))
+    drifted = Pose2D(0.1, -0.07, math.radians(-4.0))
+    closed = localiser._close_keyframe(room, drifted)
+    assert (closed is not None) is corrected
+    if closed is not None:
+        assert math.hypot(closed.x_m, closed.y_m) < 0.02 and abs(math.degrees(closed.yaw_rad)) < 0.3
+        middle = localiser._frames[20].pose  # half way, 2 deg and 5 cm off: half the correction puts it right
+        assert abs(math.degrees(middle.yaw_rad)) < 0.3 and abs(middle.x_m) < 0.02
+        assert localiser.keyframe_closures == 1 and localiser.closures == 0  # no turn scale learnt from it

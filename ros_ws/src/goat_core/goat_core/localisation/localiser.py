@@ -178,6 +178,25 @@ class LocaliserConfig:
     # look-around's first frames often see too little to register). Replays (docs/realism.md, stop 39): median
     # pose error 5000-6 0.524 -> 0.183 m, 5000-18 0.302 -> 0.286, 1000-0 0.067 -> 0.073, 1000-16 0.108 -> 0.109.
     closure_from_spin_start: bool = True
+    # Loop closure at a revisited view (outside spins): where the believed pose is within keyframe_radius_m and
+    # keyframe_window_rad of a frame at least keyframe_min_age frames older, the scan is registered against that
+    # frame's scan alone (two scans of the same view: no edge of a map pulls it), and the frames since then are
+    # re-placed, each by its share of the correction. Between look-arounds the pose otherwise only follows the map
+    # built along the way, which carries the same drift. Off: no such closure (before stop 43).
+    keyframe_closure: bool = False
+    keyframe_radius_m: float = 0.3
+    keyframe_window_rad: float = math.radians(10.0)
+    keyframe_min_age: int = 30
+    keyframe_cooldown: int = 10  # frames between two keyframe closures
+    keyframe_min_points: int = 60  # both scans need this many points
+    keyframe_replace_frames: bool = True  # re-place the frames since the reference (False: the pose alone)
+    # A correction smaller than both of these is left alone (within the registration's own noise).
+    keyframe_min_turn_rad: float = 0.0
+    keyframe_min_shift_m: float = 0.0
+    keyframe_max_shift_m: float = 0.4  # a larger correction is a wrong match
+    keyframe_max_turn_rad: float = math.radians(8.0)
+    keyframe_search_m: float = 0.25  # the correlative search: +- this in x and y ...
+    keyframe_search_step_rad: float = math.radians(0.5)  # ... and +- keyframe_window_rad of heading in these steps
     filter: DepthFilterConfig = DepthFilterConfig()
 
     def __post_init__(self) -> None:
@@ -185,13 +204,17 @@ class LocaliserConfig:
                      "prior_sigma_xy_m", "prior_sigma_yaw_rad", "max_correction_m", "max_correction_rad",
                      "max_correction_sigmas", "spin_max_shift_m", "turn_min_rad", "closure_window_rad",
                      "closure_step_rad", "closure_match_m", "closure_base_rad",
-                     "closure_scale_error"):
+                     "closure_scale_error", "keyframe_radius_m", "keyframe_window_rad", "keyframe_max_shift_m",
+                     "keyframe_max_turn_rad", "keyframe_search_m", "keyframe_search_step_rad"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0.0):
                 raise ConfigError(f"LocaliserConfig.{name} must be a positive number, got {value!r}")
         if not 0.0 <= self.min_height_m < self.max_height_m:
             raise ConfigError(f"LocaliserConfig needs 0 <= min_height_m < max_height_m, got {self.min_height_m!r} "
                               f"and {self.max_height_m!r}")
+        if self.keyframe_min_age < 1 or self.keyframe_cooldown < 0:
+            raise ConfigError(f"LocaliserConfig needs keyframe_min_age >= 1 and keyframe_cooldown >= 0, got "
+                              f"{self.keyframe_min_age!r} and {self.keyframe_cooldown!r}")
         if self.register_turns_closures < 0:
             raise ConfigError(f"LocaliserConfig.register_turns_closures must be >= 0, got "
                               f"{self.register_turns_closures!r}")
@@ -246,7 +269,10 @@ class Localiser:
         self._spin_start = 0  # index of the current spin's first frame
         self._spin_turn_rad = 0.0  # the odometry's signed turn since then
         self._spin_closed_rad = 0.0  # the spin turn at its last loop closure
-        self.closures = 0  # loop closures made this episode
+        self.closures = 0  # loop closures of spins made this episode (they learn the turn scale)
+        self.keyframe_closures = 0  # loop closures at a revisited view (see keyframe_closure)
+        self._last_keyframe_closure = -(10 ** 9)  # the frame index of the last try
+        self.keyframe_reference = -1  # the frame the last try registered against
         self.last: Optional[RegistrationResult] = None
 
     @property
@@ -281,12 +307,16 @@ class Localiser:
                     step = self._step_within_reach(scan, predicted, moved)
                     self._learn_scale(moved, compose(inverse(self._last_pose), pose) if step is None else step)
         closed = self._close_spin(scan, pose)
+        rebuild = closed is not None
+        if closed is None:
+            closed = self._close_keyframe(scan, pose)
+            rebuild = closed is not None and self.config.keyframe_replace_frames
         if closed is not None:
             pose = closed
         self._last_odom, self._last_pose = obs.pose, pose
         self.map_to_odom = compose(pose, inverse(obs.pose))
         self._frames.append(_Frame(scan, pose, self._spin_turn_rad))
-        if closed is not None:
+        if rebuild:
             self._rebuild_map()
         else:
             self._add(scan, pose)
@@ -401,6 +431,57 @@ class Localiser:
         self._spin_closed_rad = turn
         self._unregistered_var_yaw = 0.0
         self.closures += 1
+        return closed
+
+    def _close_keyframe(self, scan: np.ndarray, pose: Pose2D) -> Optional[Pose2D]:
+        """At a view an older frame saw from about the same pose: the pose registered against that frame's scan,
+        with the frames since then re-placed by their share of the correction; None if no closure."""
+        cfg = self.config
+        n = len(self._frames)
+        if (not (cfg.keyframe_closure and cfg.closure and self.register) or scan.shape[0] < cfg.keyframe_min_points
+                or n - self._last_keyframe_closure < cfg.keyframe_cooldown):
+            return None
+        ref_index = -1
+        for i in range(n - cfg.keyframe_min_age):
+            f = self._frames[i]
+            if (f.scan.shape[0] >= cfg.keyframe_min_points
+                    and math.hypot(f.pose.x_m - pose.x_m, f.pose.y_m - pose.y_m) <= cfg.keyframe_radius_m
+                    and abs(wrap_angle_rad(f.pose.yaw_rad - pose.yaw_rad)) <= cfg.keyframe_window_rad):
+                ref_index = i  # the oldest such frame: the least drift gathered
+                break
+        if ref_index < 0:
+            return None
+        ref = self._frames[ref_index]
+        self.keyframe_reference = ref_index
+        self._last_keyframe_closure = n - cfg.keyframe_cooldown // 2  # tried: not again at once, closed or not
+        target = _transform(ref.scan, ref.pose)
+        tree = cKDTree(target)
+        # Point-to-line ICP alone does not find a few degrees of heading between two scans of one view (it settles
+        # where it starts): a correlative search over heading and position first, then ICP from its best.
+        start = _correlative_search(scan, pose, target, cfg.closure_match_m, cfg.keyframe_search_m,
+                                    cfg.keyframe_window_rad, cfg.keyframe_search_step_rad)
+        sigma_yaw = cfg.keyframe_search_step_rad
+        prior = np.diag([cfg.closure_match_m ** -2, cfg.closure_match_m ** -2, sigma_yaw ** -2])
+        x, _ = self._icp(scan, start, prior, tree, target)
+        closed = Pose2D(float(x[0]), float(x[1]), wrap_angle_rad(float(x[2])))
+        overlap = _overlap(tree, _transform(scan, closed), cfg.closure_match_m) * scan.shape[0]
+        if (overlap < cfg.closure_min_overlap * min(scan.shape[0], ref.scan.shape[0])
+                or math.hypot(closed.x_m - pose.x_m, closed.y_m - pose.y_m) > cfg.keyframe_max_shift_m
+                or abs(wrap_angle_rad(closed.yaw_rad - pose.yaw_rad)) > cfg.keyframe_max_turn_rad):
+            return None
+        if (abs(wrap_angle_rad(closed.yaw_rad - pose.yaw_rad)) < cfg.keyframe_min_turn_rad
+                and math.hypot(closed.x_m - pose.x_m, closed.y_m - pose.y_m) < cfg.keyframe_min_shift_m):
+            return None
+        # The correction, a rigid motion of the map frame, spread over the frames since the reference: frame i
+        # takes the share (i - ref) / (n - ref) of it (the drift grew along the way).
+        c = compose(closed, inverse(pose))
+        for i in range(ref_index + 1, n if cfg.keyframe_replace_frames else 0):
+            share = (i - ref_index) / (n - ref_index)
+            f = self._frames[i]
+            f.pose = compose(Pose2D(share * c.x_m, share * c.y_m, share * c.yaw_rad), f.pose)
+        self._unregistered_var_yaw = 0.0
+        self._last_keyframe_closure = n
+        self.keyframe_closures += 1
         return closed
 
     def _rebuild_map(self) -> None:
@@ -526,6 +607,40 @@ class Localiser:
         centred = pts - pts.mean(axis=1, keepdims=True)
         cov = np.einsum("nki,nkj->nij", centred, centred) / k + np.eye(2) * cfg.point_sigma_m ** 2
         return np.asarray(np.linalg.inv(cov))
+
+
+def _correlative_search(scan: np.ndarray, pose: Pose2D, target: np.ndarray, within_m: float, search_m: float,
+                        window_rad: float, step_rad: float, max_points: int = 400) -> Pose2D:
+    """The pose within +- ``search_m`` (x, y) and +- ``window_rad`` of ``pose`` that puts the most points of ``scan``
+    (base frame) within ``within_m`` of ``target`` (map frame): an exhaustive search on a grid of within_m / 2."""
+    cell = within_m / 2.0
+    lo = target.min(axis=0) - search_m - 2.0 * within_m - 4.0  # the scan reaches max_range_m from the pose
+    hi = target.max(axis=0) + search_m + 2.0 * within_m + 4.0
+    shape = np.ceil((hi - lo) / cell).astype(np.int64) + 1
+    grid = np.zeros(tuple(int(v) for v in shape), dtype=bool)
+    idx = np.floor((target - lo) / cell).astype(np.int64)
+    grid[idx[:, 0], idx[:, 1]] = True
+    r = int(math.ceil(within_m / cell))
+    yy, xx = np.mgrid[-r:r + 1, -r:r + 1]
+    grid = ndimage.binary_dilation(grid, structure=(xx ** 2 + yy ** 2) <= r * r)
+    pts = scan[:: max(1, int(math.ceil(scan.shape[0] / max_points)))]
+    k = int(round(search_m / cell))
+    shifts = np.arange(-k, k + 1)
+    gx, gy = np.meshgrid(shifts, shifts, indexing="ij")
+    sx, sy = gx.ravel(), gy.ravel()
+    best, best_pose = -1, pose
+    for o in np.arange(-window_rad, window_rad + 1e-9, step_rad):
+        yaw = pose.yaw_rad + float(o)
+        base = np.floor((_transform(pts, Pose2D(pose.x_m, pose.y_m, yaw)) - lo) / cell).astype(np.int64)
+        ix = np.clip(base[None, :, 0] + sx[:, None], 0, grid.shape[0] - 1)
+        iy = np.clip(base[None, :, 1] + sy[:, None], 0, grid.shape[1] - 1)
+        hits = grid[ix, iy].sum(axis=1)
+        j = int(np.argmax(hits))
+        # prefer the smaller correction among equals: the search runs outward from no correction
+        if hits[j] > best or (hits[j] == best and abs(o) < abs(best_pose.yaw_rad - pose.yaw_rad)):
+            best = int(hits[j])
+            best_pose = Pose2D(pose.x_m + float(sx[j]) * cell, pose.y_m + float(sy[j]) * cell, wrap_angle_rad(yaw))
+    return best_pose
 
 
 def _overlap(tree: cKDTree, xy: np.ndarray, within_m: float) -> float:
