@@ -100,6 +100,18 @@ def replay(path: Path, overrides: dict[str, Any], verbose: bool, frames: Optiona
     rgb = np.zeros((intrinsics.height, intrinsics.width, 3), np.uint8)
     started = time.monotonic()
     pos, yaw = [], []
+    closing: list[tuple[int, int, float, float, float, float, float]] = []  # keyframe closures, see below
+    solve_s: list[float] = []
+    optimise = localiser._graph.optimise
+
+    def timed_optimise(*args: Any, **kwargs: Any) -> np.ndarray:
+        t0 = time.perf_counter()
+        out = optimise(*args, **kwargs)
+        solve_s.append(time.perf_counter() - t0)
+        return out
+
+    localiser._graph.optimise = timed_optimise  # type: ignore[method-assign]
+    closure_s: list[float] = []
     n = len(data["odom"]) if frames is None else min(frames, len(data["odom"]))
     for i, (depth, odom, truth, tilt) in enumerate(zip(data["depth"][:n], data["odom"][:n], data["truth"][:n],
                                                        data["tilt"][:n], strict=True)):
@@ -108,7 +120,19 @@ def replay(path: Path, overrides: dict[str, Any], verbose: bool, frames: Optiona
                           intrinsics=intrinsics)
         closures = localiser.closures
         keyframe_closures = localiser.keyframe_closures
+        t0 = time.perf_counter()
         pose = localiser.localise(obs).pose
+        took_s = time.perf_counter() - t0
+        if localiser.keyframe_closures > keyframe_closures:
+            # against the truth: the pose before the closure and after, the peak's gain and the reference's error
+            before = localiser.keyframe_predicted
+            ref = localiser.keyframe_reference
+            closing.append((i, ref, localiser.keyframe_peak_gain,
+                            math.hypot(before.x_m - truth[0], before.y_m - truth[1]),
+                            math.hypot(pose.x_m - truth[0], pose.y_m - truth[1]),
+                            abs(math.degrees(wrap_angle_rad(before.yaw_rad - float(truth[2])))),
+                            abs(math.degrees(wrap_angle_rad(pose.yaw_rad - float(truth[2]))))))
+            closure_s.append(took_s)
         pos.append(math.hypot(pose.x_m - truth[0], pose.y_m - truth[1]))
         yaw.append(math.degrees(wrap_angle_rad(pose.yaw_rad - float(truth[2]))))
         if verbose:
@@ -131,6 +155,14 @@ def replay(path: Path, overrides: dict[str, Any], verbose: bool, frames: Optiona
           f"{localiser.keyframe_closures} at revisited views; learnt scale "
           f"{localiser.scale_estimate[0]:+.4f} / {localiser.scale_estimate[1]:+.4f}; "
           f"{time.monotonic() - started:.0f} s")
+    if closing:
+        worse = sum(1 for c in closing if c[4] > c[3] + 0.02 or c[6] > c[5] + 0.5)
+        print(f"keyframe closures: {len(closing)}, {worse} worse against the truth (> 2 cm or 0.5 deg); a closing "
+              f"frame took {1000 * np.mean(closure_s):.0f} ms mean / {1000 * np.max(closure_s):.0f} ms max"
+              + (f", its pose graph solve {1000 * np.mean(solve_s):.0f} / {1000 * np.max(solve_s):.0f} ms"
+                 if solve_s else "") + f" ({len(localiser._frames)} frames at the end)")
+        for i, ref, gain, m0, m1, d0, d1 in closing:
+            print(f"  frame {i:4d} on {ref:4d}: peak gain {gain:.3f}; {m0:.3f} -> {m1:.3f} m, {d0:.2f} -> {d1:.2f} deg")
     return 0
 
 
