@@ -92,6 +92,12 @@ def _override(text: str) -> tuple[str, Any]:
         raise argparse.ArgumentTypeError(f"{name} must be a {type(default).__name__}, got {value!r}") from None
 
 
+def _error(pose: Pose2D, truth: np.ndarray) -> tuple[float, float]:
+    """Position (m) and absolute heading (deg) error of ``pose`` against ``truth`` (x, y, yaw)."""
+    return (math.hypot(pose.x_m - float(truth[0]), pose.y_m - float(truth[1])),
+            abs(math.degrees(wrap_angle_rad(pose.yaw_rad - float(truth[2])))))
+
+
 def replay(path: Path, overrides: dict[str, Any], verbose: bool, frames: Optional[int] = None) -> int:
     data = np.load(path)
     intrinsics = CameraIntrinsics(int(data["width"]), int(data["height"]), float(data["fx"]), float(data["fy"]),
@@ -100,7 +106,7 @@ def replay(path: Path, overrides: dict[str, Any], verbose: bool, frames: Optiona
     rgb = np.zeros((intrinsics.height, intrinsics.width, 3), np.uint8)
     started = time.monotonic()
     pos, yaw = [], []
-    closing: list[tuple[int, int, float, float, float, float, float]] = []  # keyframe closures, see below
+    closing: list[tuple[int, int, float, float, float, float, float, float, float]] = []  # keyframe closures, see below
     solve_s: list[float] = []
     optimise = localiser._graph.optimise
 
@@ -131,7 +137,8 @@ def replay(path: Path, overrides: dict[str, Any], verbose: bool, frames: Optiona
                             math.hypot(before.x_m - truth[0], before.y_m - truth[1]),
                             math.hypot(pose.x_m - truth[0], pose.y_m - truth[1]),
                             abs(math.degrees(wrap_angle_rad(before.yaw_rad - float(truth[2])))),
-                            abs(math.degrees(wrap_angle_rad(pose.yaw_rad - float(truth[2]))))))
+                            abs(math.degrees(wrap_angle_rad(pose.yaw_rad - float(truth[2])))),
+                            *_error(localiser._frames[ref].pose, data["truth"][ref])))
             closure_s.append(took_s)
         pos.append(math.hypot(pose.x_m - truth[0], pose.y_m - truth[1]))
         yaw.append(math.degrees(wrap_angle_rad(pose.yaw_rad - float(truth[2]))))
@@ -161,8 +168,9 @@ def replay(path: Path, overrides: dict[str, Any], verbose: bool, frames: Optiona
               f"frame took {1000 * np.mean(closure_s):.0f} ms mean / {1000 * np.max(closure_s):.0f} ms max"
               + (f", its pose graph solve {1000 * np.mean(solve_s):.0f} / {1000 * np.max(solve_s):.0f} ms"
                  if solve_s else "") + f" ({len(localiser._frames)} frames at the end)")
-        for i, ref, gain, m0, m1, d0, d1 in closing:
-            print(f"  frame {i:4d} on {ref:4d}: peak gain {gain:.3f}; {m0:.3f} -> {m1:.3f} m, {d0:.2f} -> {d1:.2f} deg")
+        for i, ref, gain, m0, m1, d0, d1, rm, rd in closing:
+            print(f"  frame {i:4d} on {ref:4d}: peak gain {gain:.3f}; {m0:.3f} -> {m1:.3f} m, {d0:.2f} -> {d1:.2f} deg "
+                  f"(the reference, after: {rm:.3f} m, {rd:.2f} deg)")
     return 0
 
 

@@ -184,7 +184,7 @@ class LocaliserConfig:
     # frame's scan alone (two scans of the same view: no edge of a map pulls it), and the frames since then are
     # re-placed, each by its share of the correction. Between look-arounds the pose otherwise only follows the map
     # built along the way, which carries the same drift. Off: no such closure (before stop 43).
-    keyframe_closure: bool = False
+    keyframe_closure: bool = True
     keyframe_radius_m: float = 0.3
     keyframe_window_rad: float = math.radians(10.0)
     keyframe_min_age: int = 30
