@@ -118,6 +118,7 @@ def replay(path: Path, overrides: dict[str, Any], verbose: bool, frames: Optiona
 
     localiser._graph.optimise = timed_optimise  # type: ignore[method-assign]
     closure_s: list[float] = []
+    diagnostics: list[str] = []
     n = len(data["odom"]) if frames is None else min(frames, len(data["odom"]))
     for i, (depth, odom, truth, tilt) in enumerate(zip(data["depth"][:n], data["odom"][:n], data["truth"][:n],
                                                        data["tilt"][:n], strict=True)):
@@ -140,6 +141,7 @@ def replay(path: Path, overrides: dict[str, Any], verbose: bool, frames: Optiona
                             abs(math.degrees(wrap_angle_rad(pose.yaw_rad - float(truth[2])))),
                             *_error(localiser._frames[ref].pose, data["truth"][ref])))
             closure_s.append(took_s)
+            diagnostics.append(" ".join(f"{v:.3f}" for v in localiser.keyframe_diagnostics))
         pos.append(math.hypot(pose.x_m - truth[0], pose.y_m - truth[1]))
         yaw.append(math.degrees(wrap_angle_rad(pose.yaw_rad - float(truth[2]))))
         if verbose:
@@ -168,9 +170,9 @@ def replay(path: Path, overrides: dict[str, Any], verbose: bool, frames: Optiona
               f"frame took {1000 * np.mean(closure_s):.0f} ms mean / {1000 * np.max(closure_s):.0f} ms max"
               + (f", its pose graph solve {1000 * np.mean(solve_s):.0f} / {1000 * np.max(solve_s):.0f} ms"
                  if solve_s else "") + f" ({len(localiser._frames)} frames at the end)")
-        for i, ref, gain, m0, m1, d0, d1, rm, rd in closing:
+        for (i, ref, gain, m0, m1, d0, d1, rm, rd), diag in zip(closing, diagnostics, strict=True):
             print(f"  frame {i:4d} on {ref:4d}: peak gain {gain:.3f}; {m0:.3f} -> {m1:.3f} m, {d0:.2f} -> {d1:.2f} deg "
-                  f"(the reference, after: {rm:.3f} m, {rd:.2f} deg)")
+                  f"(the reference, after: {rm:.3f} m, {rd:.2f} deg) {diag}")
     return 0
 
 

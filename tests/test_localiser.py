@@ -453,3 +453,20 @@ def test_a_later_closure_keeps_the_frames_an_earlier_one_placed(pose_graph: bool
     after = [_error(f.pose, t) for f, t in zip(localiser._frames[1:40], truth, strict=True)]
     moved_deg = max(abs(a[1] - b[1]) for a, b in zip(after, first_lap, strict=True))
     assert (moved_deg < 0.2) is kept
+
+
+@pytest.mark.parametrize(("min_gain", "drift_deg", "closes"),
+                         [(0.0, 0.0, True), (0.05, 0.0, False), (0.05, -4.0, True)])
+def test_a_keyframe_closure_needs_a_peak_clear_of_the_prediction(min_gain: float, drift_deg: float,
+                                                                  closes: bool) -> None:
+    """keyframe_min_peak_gain: where the predicted pose already puts the scan on the old one (no drift), the
+    correlative peak is no better than the prediction and a gate of 0.05 refuses the closure (without the gate,
+    stop 43's, it is made); 4 deg of drift puts the peak well clear of the prediction and the closure is made."""
+    room = _room_scan()
+    localiser = Localiser(LocaliserConfig(keyframe_closure=True, keyframe_min_peak_gain=min_gain))
+    localiser._frames.append(_Frame(room, Pose2D(0.0, 0.0, 0.0), 0.0))
+    for i in range(1, 40):
+        localiser._frames.append(_Frame(room[:20], Pose2D(0.1 * i / 40, 0.0, 0.0), 0.0))
+    closed = localiser._close_keyframe(room, Pose2D(0.005, 0.0, math.radians(drift_deg)))
+    assert (closed is not None) is closes
+    assert (localiser.keyframe_peak_gain >= 0.05) is (drift_deg != 0.0)

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import numpy as np
 from scipy import ndimage
@@ -183,8 +183,10 @@ class LocaliserConfig:
     # keyframe_window_rad of a frame at least keyframe_min_age frames older, the scan is registered against that
     # frame's scan alone (two scans of the same view: no edge of a map pulls it), and the frames since then are
     # re-placed, each by its share of the correction. Between look-arounds the pose otherwise only follows the map
-    # built along the way, which carries the same drift. Off: no such closure (before stop 43).
-    keyframe_closure: bool = True
+    # built along the way, which carries the same drift. Off (the default): no such closure. Tried in stops 43 and
+    # 44 (docs/realism.md): it helps recordings whose heading drifted and costs others, since the closed pose takes
+    # its reference frame's error; live it lowered SR / SPL on both seeds (stop 44).
+    keyframe_closure: bool = False
     keyframe_radius_m: float = 0.3
     keyframe_window_rad: float = math.radians(10.0)
     keyframe_min_age: int = 30
@@ -200,7 +202,8 @@ class LocaliserConfig:
     keyframe_search_step_rad: float = math.radians(0.5)  # ... and +- keyframe_window_rad of heading in these steps
     # A keyframe closure is accepted only where the correlative search's peak is clear of the prediction: the
     # points it puts on the old scan, less those the predicted pose puts there, at least this fraction of the
-    # scan's (searched) points. 0: any peak (stop 43).
+    # scan's (searched) points. 0: any peak (stop 43). Off: over 59 closures of six replays (stop 44) the gain of
+    # the closures that turned the heading the wrong way (0.06-0.74) spanned that of the right ones (0.01-0.56).
     keyframe_min_peak_gain: float = 0.0
     # Where a closure's frames go (stop 44). True: a pose graph over the frames (goat_core.localisation.pose_graph)
     # is solved on each keyframe closure: sequential edges are each frame's motion from the one before as the
@@ -295,6 +298,8 @@ class Localiser:
         self._last_keyframe_closure = -(10 ** 9)  # the frame index of the last try
         self.keyframe_reference = -1  # the frame the last try registered against
         self.keyframe_predicted = Pose2D(0.0, 0.0, 0.0)  # the pose the last keyframe closure corrected
+        # its search's clearance in heading and position, overlap, the two scans' points, the ICP's overlap (replay)
+        self.keyframe_diagnostics: tuple[float, ...] = ()
         self.keyframe_peak_gain = 0.0  # the last try's correlative peak over the prediction (keyframe_min_peak_gain)
         # The pose graph over the frames (node k = self._frames[k]) and frame k's sequential edge's index in it.
         self._graph = PoseGraph()
@@ -492,9 +497,9 @@ class Localiser:
         tree = cKDTree(target)
         # Point-to-line ICP alone does not find a few degrees of heading between two scans of one view (it settles
         # where it starts): a correlative search over heading and position first, then ICP from its best.
-        start, self.keyframe_peak_gain = _correlative_search(scan, pose, target, cfg.closure_match_m,
-                                                             cfg.keyframe_search_m, cfg.keyframe_window_rad,
-                                                             cfg.keyframe_search_step_rad)
+        search = _correlative_search(scan, pose, target, cfg.closure_match_m, cfg.keyframe_search_m,
+                                     cfg.keyframe_window_rad, cfg.keyframe_search_step_rad)
+        start, self.keyframe_peak_gain = search.pose, search.gain
         if self.keyframe_peak_gain < cfg.keyframe_min_peak_gain:
             return None
         sigma_yaw = cfg.keyframe_search_step_rad
@@ -513,6 +518,9 @@ class Localiser:
         self._last_keyframe_closure = n
         self.keyframe_closures += 1
         self.keyframe_predicted = pose
+        self.keyframe_diagnostics = (search.clear_yaw, search.clear_xy, search.overlap, float(ref.scan.shape[0]),
+                                     float(scan.shape[0]),
+                                     overlap / min(scan.shape[0], ref.scan.shape[0]))
         if cfg.keyframe_pose_graph:
             return self._solve_graph(ref_index, pose, closed)
         # The correction, a rigid motion of the map frame, spread over the frames since the reference: frame i
@@ -698,8 +706,18 @@ class Localiser:
         return np.asarray(np.linalg.inv(cov))
 
 
+class _Search(NamedTuple):
+    """A correlative search's best pose and how clear its peak is (fractions of the searched points)."""
+
+    pose: Pose2D
+    gain: float  # the peak's hits less the predicted pose's
+    clear_yaw: float  # less the best 2 deg or more away in heading
+    clear_xy: float  # less the best 10 cm or more away in position, at the peak's heading
+    overlap: float  # the peak's hits
+
+
 def _correlative_search(scan: np.ndarray, pose: Pose2D, target: np.ndarray, within_m: float, search_m: float,
-                        window_rad: float, step_rad: float, max_points: int = 400) -> tuple[Pose2D, float]:
+                        window_rad: float, step_rad: float, max_points: int = 400) -> _Search:
     """The pose within +- ``search_m`` (x, y) and +- ``window_rad`` of ``pose`` that puts the most points of ``scan``
     (base frame) within ``within_m`` of ``target`` (map frame): an exhaustive search on a grid of within_m / 2;
     and its peak's gain over ``pose`` itself (the points it puts on the target less those ``pose`` puts there, a
@@ -723,18 +741,29 @@ def _correlative_search(scan: np.ndarray, pose: Pose2D, target: np.ndarray, with
     hits_at_pose = int(grid[np.clip(at_pose[:, 0], 0, grid.shape[0] - 1),
                             np.clip(at_pose[:, 1], 0, grid.shape[1] - 1)].sum())
     best, best_pose = -1, pose
-    for o in np.arange(-window_rad, window_rad + 1e-9, step_rad):
+    offsets = np.arange(-window_rad, window_rad + 1e-9, step_rad)
+    per_yaw = np.zeros(len(offsets))
+    hits_at_best = np.zeros(0)
+    for m, o in enumerate(offsets):
         yaw = pose.yaw_rad + float(o)
         base = np.floor((_transform(pts, Pose2D(pose.x_m, pose.y_m, yaw)) - lo) / cell).astype(np.int64)
         ix = np.clip(base[None, :, 0] + sx[:, None], 0, grid.shape[0] - 1)
         iy = np.clip(base[None, :, 1] + sy[:, None], 0, grid.shape[1] - 1)
         hits = grid[ix, iy].sum(axis=1)
         j = int(np.argmax(hits))
+        per_yaw[m] = hits[j]
         # prefer the smaller correction among equals: the search runs outward from no correction
         if hits[j] > best or (hits[j] == best and abs(o) < abs(best_pose.yaw_rad - pose.yaw_rad)):
             best = int(hits[j])
             best_pose = Pose2D(pose.x_m + float(sx[j]) * cell, pose.y_m + float(sy[j]) * cell, wrap_angle_rad(yaw))
-    return best_pose, (best - hits_at_pose) / max(1, pts.shape[0])
+            hits_at_best, best_j, best_o = hits, j, float(o)
+    n_pts = max(1, pts.shape[0])
+    # how clear the peak is: its hits less the best 2 deg or more away in heading, and 10 cm or more away in position
+    far_yaw = np.abs(offsets - best_o) >= math.radians(2.0) - 1e-9
+    sharp_yaw = (best - per_yaw[far_yaw].max()) / n_pts if far_yaw.any() else 1.0
+    far_xy = np.hypot(sx - sx[best_j], sy - sy[best_j]) * cell >= 0.1 - 1e-9
+    sharp_xy = (best - hits_at_best[far_xy].max()) / n_pts if far_xy.any() else 1.0
+    return _Search(best_pose, (best - hits_at_pose) / n_pts, float(sharp_yaw), float(sharp_xy), best / n_pts)
 
 
 def _vec(pose: Pose2D) -> tuple[float, float, float]:
