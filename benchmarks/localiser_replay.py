@@ -92,6 +92,12 @@ def _override(text: str) -> tuple[str, Any]:
         raise argparse.ArgumentTypeError(f"{name} must be a {type(default).__name__}, got {value!r}") from None
 
 
+def _error(pose: Pose2D, truth: np.ndarray) -> tuple[float, float]:
+    """Position (m) and absolute heading (deg) error of ``pose`` against ``truth`` (x, y, yaw)."""
+    return (math.hypot(pose.x_m - float(truth[0]), pose.y_m - float(truth[1])),
+            abs(math.degrees(wrap_angle_rad(pose.yaw_rad - float(truth[2])))))
+
+
 def replay(path: Path, overrides: dict[str, Any], verbose: bool, frames: Optional[int] = None) -> int:
     data = np.load(path)
     intrinsics = CameraIntrinsics(int(data["width"]), int(data["height"]), float(data["fx"]), float(data["fy"]),
@@ -100,6 +106,19 @@ def replay(path: Path, overrides: dict[str, Any], verbose: bool, frames: Optiona
     rgb = np.zeros((intrinsics.height, intrinsics.width, 3), np.uint8)
     started = time.monotonic()
     pos, yaw = [], []
+    closing: list[tuple[int, int, float, float, float, float, float, float, float]] = []  # keyframe closures, see below
+    solve_s: list[float] = []
+    optimise = localiser._graph.optimise
+
+    def timed_optimise(*args: Any, **kwargs: Any) -> np.ndarray:
+        t0 = time.perf_counter()
+        out = optimise(*args, **kwargs)
+        solve_s.append(time.perf_counter() - t0)
+        return out
+
+    localiser._graph.optimise = timed_optimise  # type: ignore[method-assign]
+    closure_s: list[float] = []
+    diagnostics: list[str] = []
     n = len(data["odom"]) if frames is None else min(frames, len(data["odom"]))
     for i, (depth, odom, truth, tilt) in enumerate(zip(data["depth"][:n], data["odom"][:n], data["truth"][:n],
                                                        data["tilt"][:n], strict=True)):
@@ -107,7 +126,22 @@ def replay(path: Path, overrides: dict[str, Any], verbose: bool, frames: Optiona
                           camera_tilt_rad=float(tilt), camera_height_m=float(data["camera_height_m"]),
                           intrinsics=intrinsics)
         closures = localiser.closures
+        keyframe_closures = localiser.keyframe_closures
+        t0 = time.perf_counter()
         pose = localiser.localise(obs).pose
+        took_s = time.perf_counter() - t0
+        if localiser.keyframe_closures > keyframe_closures:
+            # against the truth: the pose before the closure and after, the peak's gain and the reference's error
+            before = localiser.keyframe_predicted
+            ref = localiser.keyframe_reference
+            closing.append((i, ref, localiser.keyframe_peak_gain,
+                            math.hypot(before.x_m - truth[0], before.y_m - truth[1]),
+                            math.hypot(pose.x_m - truth[0], pose.y_m - truth[1]),
+                            abs(math.degrees(wrap_angle_rad(before.yaw_rad - float(truth[2])))),
+                            abs(math.degrees(wrap_angle_rad(pose.yaw_rad - float(truth[2])))),
+                            *_error(localiser._frames[ref].pose, data["truth"][ref])))
+            closure_s.append(took_s)
+            diagnostics.append(" ".join(f"{v:.3f}" for v in localiser.keyframe_diagnostics))
         pos.append(math.hypot(pose.x_m - truth[0], pose.y_m - truth[1]))
         yaw.append(math.degrees(wrap_angle_rad(pose.yaw_rad - float(truth[2]))))
         if verbose:
@@ -116,6 +150,8 @@ def replay(path: Path, overrides: dict[str, Any], verbose: bool, frames: Optiona
                                               f" dyaw={math.degrees(last.correction.yaw_rad):+.2f}")
             if localiser.closures > closures:
                 detail += " closure"
+            if localiser.keyframe_closures > keyframe_closures:
+                detail += " keyframe closure"
             odom_yaw = math.degrees(wrap_angle_rad(float(odom[2]) - float(truth[2])))
             print(f"{i:4d} {pos[-1]:.3f} m {yaw[-1]:+6.2f} deg (odometry {odom_yaw:+6.2f}){detail}")
     p, y = np.asarray(pos), np.abs(yaw)
@@ -124,9 +160,19 @@ def replay(path: Path, overrides: dict[str, Any], verbose: bool, frames: Optiona
            if ends else "")
     print(f"{path} {' '.join(f'{k}={v}' for k, v in overrides.items()) or 'defaults'}: {len(p)} frames, pose error "
           f"median {np.median(p):.3f} m / p95 {np.percentile(p, 95):.3f} m, {np.median(y):.2f} / "
-          f"{np.percentile(y, 95):.2f} deg{end}; {localiser.closures} loop closures; learnt scale "
+          f"{np.percentile(y, 95):.2f} deg{end}; {localiser.closures} loop closures, "
+          f"{localiser.keyframe_closures} at revisited views; learnt scale "
           f"{localiser.scale_estimate[0]:+.4f} / {localiser.scale_estimate[1]:+.4f}; "
           f"{time.monotonic() - started:.0f} s")
+    if closing:
+        worse = sum(1 for c in closing if c[4] > c[3] + 0.02 or c[6] > c[5] + 0.5)
+        print(f"keyframe closures: {len(closing)}, {worse} worse against the truth (> 2 cm or 0.5 deg); a closing "
+              f"frame took {1000 * np.mean(closure_s):.0f} ms mean / {1000 * np.max(closure_s):.0f} ms max"
+              + (f", its pose graph solve {1000 * np.mean(solve_s):.0f} / {1000 * np.max(solve_s):.0f} ms"
+                 if solve_s else "") + f" ({len(localiser._frames)} frames at the end)")
+        for (i, ref, gain, m0, m1, d0, d1, rm, rd), diag in zip(closing, diagnostics, strict=True):
+            print(f"  frame {i:4d} on {ref:4d}: peak gain {gain:.3f}; {m0:.3f} -> {m1:.3f} m, {d0:.2f} -> {d1:.2f} deg "
+                  f"(the reference, after: {rm:.3f} m, {rd:.2f} deg) {diag}")
     return 0
 
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import numpy as np
 from scipy import ndimage
@@ -41,6 +41,7 @@ from scipy.spatial import cKDTree
 
 from goat_core.errors import ConfigError
 from goat_core.geometry import depth_to_episode_points, wrap_angle_rad
+from goat_core.localisation.pose_graph import PoseGraph
 from goat_core.types import Observation, Pose2D
 
 __all__ = ["DepthFilterConfig", "Localiser", "LocaliserConfig", "RegistrationResult", "compose", "filter_depth",
@@ -178,6 +179,44 @@ class LocaliserConfig:
     # look-around's first frames often see too little to register). Replays (docs/realism.md, stop 39): median
     # pose error 5000-6 0.524 -> 0.183 m, 5000-18 0.302 -> 0.286, 1000-0 0.067 -> 0.073, 1000-16 0.108 -> 0.109.
     closure_from_spin_start: bool = True
+    # Loop closure at a revisited view (outside spins): where the believed pose is within keyframe_radius_m and
+    # keyframe_window_rad of a frame at least keyframe_min_age frames older, the scan is registered against that
+    # frame's scan alone (two scans of the same view: no edge of a map pulls it), and the frames since then are
+    # re-placed, each by its share of the correction. Between look-arounds the pose otherwise only follows the map
+    # built along the way, which carries the same drift. Off (the default): no such closure. Tried in stops 43 and
+    # 44 (docs/realism.md): it helps recordings whose heading drifted and costs others, since the closed pose takes
+    # its reference frame's error; live it lowered SR / SPL on both seeds (stop 44).
+    keyframe_closure: bool = False
+    keyframe_radius_m: float = 0.3
+    keyframe_window_rad: float = math.radians(10.0)
+    keyframe_min_age: int = 30
+    keyframe_cooldown: int = 10  # frames between two keyframe closures
+    keyframe_min_points: int = 60  # both scans need this many points
+    keyframe_replace_frames: bool = True  # re-place the frames since the reference (False: the pose alone)
+    # A correction smaller than both of these is left alone (within the registration's own noise).
+    keyframe_min_turn_rad: float = 0.0
+    keyframe_min_shift_m: float = 0.0
+    keyframe_max_shift_m: float = 0.4  # a larger correction is a wrong match
+    keyframe_max_turn_rad: float = math.radians(8.0)
+    keyframe_search_m: float = 0.25  # the correlative search: +- this in x and y ...
+    keyframe_search_step_rad: float = math.radians(0.5)  # ... and +- keyframe_window_rad of heading in these steps
+    # A keyframe closure is accepted only where the correlative search's peak is clear of the prediction: the
+    # points it puts on the old scan, less those the predicted pose puts there, at least this fraction of the
+    # scan's (searched) points. 0: any peak (stop 43). Off: over 59 closures of six replays (stop 44) the gain of
+    # the closures that turned the heading the wrong way (0.06-0.74) spanned that of the right ones (0.01-0.56).
+    keyframe_min_peak_gain: float = 0.0
+    # Where a closure's frames go (stop 44). True: a pose graph over the frames (goat_core.localisation.pose_graph)
+    # is solved on each keyframe closure: sequential edges are each frame's motion from the one before as the
+    # localiser placed it (information from the odometry's error model, the prior_* sigmas of the motion, times
+    # graph_registered_gain where the frame's registration was accepted), closure edges the closures' registered
+    # relative poses (spin closures too, after their own re-placement), kept for the episode, so a later closure
+    # bends the frames between against every earlier closure's evidence. False: the re-placement by share
+    # (keyframe_replace_frames).
+    keyframe_pose_graph: bool = True
+    graph_registered_gain: float = 4.0
+    graph_closure_sigma_xy_m: float = 0.02  # a closure edge's sigmas (registered against one old scan)
+    graph_closure_sigma_yaw_rad: float = math.radians(0.5)
+    graph_iterations: int = 5  # Gauss-Newton steps per keyframe closure
     filter: DepthFilterConfig = DepthFilterConfig()
 
     def __post_init__(self) -> None:
@@ -185,13 +224,21 @@ class LocaliserConfig:
                      "prior_sigma_xy_m", "prior_sigma_yaw_rad", "max_correction_m", "max_correction_rad",
                      "max_correction_sigmas", "spin_max_shift_m", "turn_min_rad", "closure_window_rad",
                      "closure_step_rad", "closure_match_m", "closure_base_rad",
-                     "closure_scale_error"):
+                     "closure_scale_error", "keyframe_radius_m", "keyframe_window_rad", "keyframe_max_shift_m",
+                     "keyframe_max_turn_rad", "keyframe_search_m", "keyframe_search_step_rad",
+                     "graph_registered_gain", "graph_closure_sigma_xy_m", "graph_closure_sigma_yaw_rad"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0.0):
                 raise ConfigError(f"LocaliserConfig.{name} must be a positive number, got {value!r}")
         if not 0.0 <= self.min_height_m < self.max_height_m:
             raise ConfigError(f"LocaliserConfig needs 0 <= min_height_m < max_height_m, got {self.min_height_m!r} "
                               f"and {self.max_height_m!r}")
+        if self.keyframe_min_peak_gain < 0.0 or self.graph_iterations < 1:
+            raise ConfigError(f"LocaliserConfig needs keyframe_min_peak_gain >= 0 and graph_iterations >= 1, got "
+                              f"{self.keyframe_min_peak_gain!r} and {self.graph_iterations!r}")
+        if self.keyframe_min_age < 1 or self.keyframe_cooldown < 0:
+            raise ConfigError(f"LocaliserConfig needs keyframe_min_age >= 1 and keyframe_cooldown >= 0, got "
+                              f"{self.keyframe_min_age!r} and {self.keyframe_cooldown!r}")
         if self.register_turns_closures < 0:
             raise ConfigError(f"LocaliserConfig.register_turns_closures must be >= 0, got "
                               f"{self.register_turns_closures!r}")
@@ -246,7 +293,18 @@ class Localiser:
         self._spin_start = 0  # index of the current spin's first frame
         self._spin_turn_rad = 0.0  # the odometry's signed turn since then
         self._spin_closed_rad = 0.0  # the spin turn at its last loop closure
-        self.closures = 0  # loop closures made this episode
+        self.closures = 0  # loop closures of spins made this episode (they learn the turn scale)
+        self.keyframe_closures = 0  # loop closures at a revisited view (see keyframe_closure)
+        self._last_keyframe_closure = -(10 ** 9)  # the frame index of the last try
+        self.keyframe_reference = -1  # the frame the last try registered against
+        self.keyframe_predicted = Pose2D(0.0, 0.0, 0.0)  # the pose the last keyframe closure corrected
+        # its search's clearance in heading and position, overlap, the two scans' points, the ICP's overlap (replay)
+        self.keyframe_diagnostics: tuple[float, ...] = ()
+        self.keyframe_peak_gain = 0.0  # the last try's correlative peak over the prediction (keyframe_min_peak_gain)
+        # The pose graph over the frames (node k = self._frames[k]) and frame k's sequential edge's index in it.
+        self._graph = PoseGraph()
+        self._sequential_edge: dict[int, int] = {}
+        self._pending_edge: Optional[tuple[Pose2D, np.ndarray]] = None  # the frame to come's sequential edge
         self.last: Optional[RegistrationResult] = None
 
     @property
@@ -261,6 +319,7 @@ class Localiser:
         if not self.register:
             return obs
         scan = self._scan(obs)
+        self._pending_edge = None
         if self._last_odom is None or self._last_pose is None:
             pose = compose(self.map_to_odom, obs.pose)
         else:
@@ -280,13 +339,21 @@ class Localiser:
                     # a turn's few centimetres of drift, registered as weakly as its heading, teach no scale
                     step = self._step_within_reach(scan, predicted, moved)
                     self._learn_scale(moved, compose(inverse(self._last_pose), pose) if step is None else step)
+            self._pending_edge = (compose(inverse(self._last_pose), pose), self._motion_information(
+                moved, self.last is not None and self.last.accepted))
         closed = self._close_spin(scan, pose)
+        rebuild = closed is not None
+        if closed is None:
+            closed = self._close_keyframe(scan, pose)
+            rebuild = closed is not None and (self.config.keyframe_replace_frames or self.config.keyframe_pose_graph)
         if closed is not None:
             pose = closed
         self._last_odom, self._last_pose = obs.pose, pose
         self.map_to_odom = compose(pose, inverse(obs.pose))
         self._frames.append(_Frame(scan, pose, self._spin_turn_rad))
-        if closed is not None:
+        if self._pending_edge is not None:
+            self._add_sequential_edge(len(self._frames) - 1, *self._pending_edge)
+        if rebuild:
             self._rebuild_map()
         else:
             self._add(scan, pose)
@@ -398,10 +465,121 @@ class Localiser:
             closed = replace(closed, yaw_rad=wrap_angle_rad(head.pose.yaw_rad + rate * (turn - head.spin_turn_rad)))
         self._learn_turn(span, registered)
         self._update_scales()
+        if cfg.keyframe_closure and cfg.keyframe_pose_graph:
+            self._spin_closed_in_graph(self._spin_start + k, closed)
         self._spin_closed_rad = turn
         self._unregistered_var_yaw = 0.0
         self.closures += 1
         return closed
+
+    def _close_keyframe(self, scan: np.ndarray, pose: Pose2D) -> Optional[Pose2D]:
+        """At a view an older frame saw from about the same pose: the pose registered against that frame's scan,
+        with the frames since then re-placed by their share of the correction; None if no closure."""
+        cfg = self.config
+        n = len(self._frames)
+        if (not (cfg.keyframe_closure and cfg.closure and self.register) or scan.shape[0] < cfg.keyframe_min_points
+                or n - self._last_keyframe_closure < cfg.keyframe_cooldown):
+            return None
+        ref_index = -1
+        for i in range(n - cfg.keyframe_min_age):
+            f = self._frames[i]
+            if (f.scan.shape[0] >= cfg.keyframe_min_points
+                    and math.hypot(f.pose.x_m - pose.x_m, f.pose.y_m - pose.y_m) <= cfg.keyframe_radius_m
+                    and abs(wrap_angle_rad(f.pose.yaw_rad - pose.yaw_rad)) <= cfg.keyframe_window_rad):
+                ref_index = i  # the oldest such frame: the least drift gathered
+                break
+        if ref_index < 0:
+            return None
+        ref = self._frames[ref_index]
+        self.keyframe_reference = ref_index
+        self._last_keyframe_closure = n - cfg.keyframe_cooldown // 2  # tried: not again at once, closed or not
+        target = _transform(ref.scan, ref.pose)
+        tree = cKDTree(target)
+        # Point-to-line ICP alone does not find a few degrees of heading between two scans of one view (it settles
+        # where it starts): a correlative search over heading and position first, then ICP from its best.
+        search = _correlative_search(scan, pose, target, cfg.closure_match_m, cfg.keyframe_search_m,
+                                     cfg.keyframe_window_rad, cfg.keyframe_search_step_rad)
+        start, self.keyframe_peak_gain = search.pose, search.gain
+        if self.keyframe_peak_gain < cfg.keyframe_min_peak_gain:
+            return None
+        sigma_yaw = cfg.keyframe_search_step_rad
+        prior = np.diag([cfg.closure_match_m ** -2, cfg.closure_match_m ** -2, sigma_yaw ** -2])
+        x, _ = self._icp(scan, start, prior, tree, target)
+        closed = Pose2D(float(x[0]), float(x[1]), wrap_angle_rad(float(x[2])))
+        overlap = _overlap(tree, _transform(scan, closed), cfg.closure_match_m) * scan.shape[0]
+        if (overlap < cfg.closure_min_overlap * min(scan.shape[0], ref.scan.shape[0])
+                or math.hypot(closed.x_m - pose.x_m, closed.y_m - pose.y_m) > cfg.keyframe_max_shift_m
+                or abs(wrap_angle_rad(closed.yaw_rad - pose.yaw_rad)) > cfg.keyframe_max_turn_rad):
+            return None
+        if (abs(wrap_angle_rad(closed.yaw_rad - pose.yaw_rad)) < cfg.keyframe_min_turn_rad
+                and math.hypot(closed.x_m - pose.x_m, closed.y_m - pose.y_m) < cfg.keyframe_min_shift_m):
+            return None
+        self._unregistered_var_yaw = 0.0
+        self._last_keyframe_closure = n
+        self.keyframe_closures += 1
+        self.keyframe_predicted = pose
+        self.keyframe_diagnostics = (search.clear_yaw, search.clear_xy, search.overlap, float(ref.scan.shape[0]),
+                                     float(scan.shape[0]),
+                                     overlap / min(scan.shape[0], ref.scan.shape[0]))
+        if cfg.keyframe_pose_graph:
+            return self._solve_graph(ref_index, pose, closed)
+        # The correction, a rigid motion of the map frame, spread over the frames since the reference: frame i
+        # takes the share (i - ref) / (n - ref) of it (the drift grew along the way).
+        c = compose(closed, inverse(pose))
+        for i in range(ref_index + 1, n if cfg.keyframe_replace_frames else 0):
+            share = (i - ref_index) / (n - ref_index)
+            f = self._frames[i]
+            f.pose = compose(Pose2D(share * c.x_m, share * c.y_m, share * c.yaw_rad), f.pose)
+        return closed
+
+    def _motion_information(self, moved: Pose2D, registered: bool) -> np.ndarray:
+        """The information of a sequential edge: the odometry's error model over ``moved`` (the registration's
+        prior), ``graph_registered_gain`` times stiffer where the frame's registration was accepted."""
+        cfg = self.config
+        sigma_xy = cfg.prior_sigma_xy_m + cfg.prior_per_m * math.hypot(moved.x_m, moved.y_m)
+        info = np.diag([sigma_xy ** -2, sigma_xy ** -2, self._sigma_yaw(moved) ** -2])
+        return info * cfg.graph_registered_gain if registered else info
+
+    def _add_sequential_edge(self, n: int, motion: Pose2D, info: np.ndarray) -> None:
+        """Frame n's edge from frame n - 1 (its motion as the localiser placed it) joins the graph."""
+        self._pending_edge = None
+        self._sequential_edge[n] = len(self._graph)
+        self._graph.add_edge(n - 1, n, _vec(motion), info)
+
+    def _closure_information(self) -> np.ndarray:
+        cfg = self.config
+        return np.diag([cfg.graph_closure_sigma_xy_m ** -2, cfg.graph_closure_sigma_xy_m ** -2,
+                        cfg.graph_closure_sigma_yaw_rad ** -2])
+
+    def _spin_closed_in_graph(self, ref_index: int, closed: Pose2D) -> None:
+        """After a spin's closure re-placed its frames: the spin's sequential edges take the re-placed motions (the
+        closure's registered turn rate is the better measurement of them), the frame to come's too, and the
+        closure joins the graph as an edge from the reference frame to the frame to come."""
+        n = len(self._frames)
+        for m in range(max(self._spin_start, 1), n):
+            if m in self._sequential_edge:
+                self._graph.set_measurement(self._sequential_edge[m],
+                                            _vec(compose(inverse(self._frames[m - 1].pose), self._frames[m].pose)))
+        if self._pending_edge is not None and n > 0:
+            self._pending_edge = (compose(inverse(self._frames[n - 1].pose), closed), self._pending_edge[1])
+        self._graph.add_edge(ref_index, n, _vec(compose(inverse(self._frames[ref_index].pose), closed)),
+                             self._closure_information())
+
+    def _solve_graph(self, ref_index: int, pose: Pose2D, closed: Pose2D) -> Pose2D:
+        """A keyframe closure through the pose graph: the frames and the pose to come (node n, predicted at
+        ``pose``, registered at ``closed`` against frame ``ref_index``) placed by Gauss-Newton; the frames are
+        moved there and the new pose returned. Both new edges join the graph for the rest of the episode."""
+        n = len(self._frames)
+        if self._pending_edge is None or n == 0:
+            return closed
+        self._add_sequential_edge(n, *self._pending_edge)
+        self._graph.add_edge(ref_index, n, _vec(compose(inverse(self._frames[ref_index].pose), closed)),
+                             self._closure_information())
+        poses = np.array([_vec(f.pose) for f in self._frames] + [_vec(pose)])
+        solved = self._graph.optimise(poses, fixed=0, iterations=self.config.graph_iterations)
+        for f, p in zip(self._frames, solved[:n], strict=True):
+            f.pose = Pose2D(float(p[0]), float(p[1]), wrap_angle_rad(float(p[2])))
+        return Pose2D(float(solved[n, 0]), float(solved[n, 1]), wrap_angle_rad(float(solved[n, 2])))
 
     def _rebuild_map(self) -> None:
         self._map_xy = np.zeros((0, 2))
@@ -526,6 +704,70 @@ class Localiser:
         centred = pts - pts.mean(axis=1, keepdims=True)
         cov = np.einsum("nki,nkj->nij", centred, centred) / k + np.eye(2) * cfg.point_sigma_m ** 2
         return np.asarray(np.linalg.inv(cov))
+
+
+class _Search(NamedTuple):
+    """A correlative search's best pose and how clear its peak is (fractions of the searched points)."""
+
+    pose: Pose2D
+    gain: float  # the peak's hits less the predicted pose's
+    clear_yaw: float  # less the best 2 deg or more away in heading
+    clear_xy: float  # less the best 10 cm or more away in position, at the peak's heading
+    overlap: float  # the peak's hits
+
+
+def _correlative_search(scan: np.ndarray, pose: Pose2D, target: np.ndarray, within_m: float, search_m: float,
+                        window_rad: float, step_rad: float, max_points: int = 400) -> _Search:
+    """The pose within +- ``search_m`` (x, y) and +- ``window_rad`` of ``pose`` that puts the most points of ``scan``
+    (base frame) within ``within_m`` of ``target`` (map frame): an exhaustive search on a grid of within_m / 2;
+    and its peak's gain over ``pose`` itself (the points it puts on the target less those ``pose`` puts there, a
+    fraction of the searched points)."""
+    cell = within_m / 2.0
+    lo = target.min(axis=0) - search_m - 2.0 * within_m - 4.0  # the scan reaches max_range_m from the pose
+    hi = target.max(axis=0) + search_m + 2.0 * within_m + 4.0
+    shape = np.ceil((hi - lo) / cell).astype(np.int64) + 1
+    grid = np.zeros(tuple(int(v) for v in shape), dtype=bool)
+    idx = np.floor((target - lo) / cell).astype(np.int64)
+    grid[idx[:, 0], idx[:, 1]] = True
+    r = int(math.ceil(within_m / cell))
+    yy, xx = np.mgrid[-r:r + 1, -r:r + 1]
+    grid = ndimage.binary_dilation(grid, structure=(xx ** 2 + yy ** 2) <= r * r)
+    pts = scan[:: max(1, int(math.ceil(scan.shape[0] / max_points)))]
+    k = int(round(search_m / cell))
+    shifts = np.arange(-k, k + 1)
+    gx, gy = np.meshgrid(shifts, shifts, indexing="ij")
+    sx, sy = gx.ravel(), gy.ravel()
+    at_pose = np.floor((_transform(pts, pose) - lo) / cell).astype(np.int64)
+    hits_at_pose = int(grid[np.clip(at_pose[:, 0], 0, grid.shape[0] - 1),
+                            np.clip(at_pose[:, 1], 0, grid.shape[1] - 1)].sum())
+    best, best_pose = -1, pose
+    offsets = np.arange(-window_rad, window_rad + 1e-9, step_rad)
+    per_yaw = np.zeros(len(offsets))
+    hits_at_best = np.zeros(0)
+    for m, o in enumerate(offsets):
+        yaw = pose.yaw_rad + float(o)
+        base = np.floor((_transform(pts, Pose2D(pose.x_m, pose.y_m, yaw)) - lo) / cell).astype(np.int64)
+        ix = np.clip(base[None, :, 0] + sx[:, None], 0, grid.shape[0] - 1)
+        iy = np.clip(base[None, :, 1] + sy[:, None], 0, grid.shape[1] - 1)
+        hits = grid[ix, iy].sum(axis=1)
+        j = int(np.argmax(hits))
+        per_yaw[m] = hits[j]
+        # prefer the smaller correction among equals: the search runs outward from no correction
+        if hits[j] > best or (hits[j] == best and abs(o) < abs(best_pose.yaw_rad - pose.yaw_rad)):
+            best = int(hits[j])
+            best_pose = Pose2D(pose.x_m + float(sx[j]) * cell, pose.y_m + float(sy[j]) * cell, wrap_angle_rad(yaw))
+            hits_at_best, best_j, best_o = hits, j, float(o)
+    n_pts = max(1, pts.shape[0])
+    # how clear the peak is: its hits less the best 2 deg or more away in heading, and 10 cm or more away in position
+    far_yaw = np.abs(offsets - best_o) >= math.radians(2.0) - 1e-9
+    sharp_yaw = (best - per_yaw[far_yaw].max()) / n_pts if far_yaw.any() else 1.0
+    far_xy = np.hypot(sx - sx[best_j], sy - sy[best_j]) * cell >= 0.1 - 1e-9
+    sharp_xy = (best - hits_at_best[far_xy].max()) / n_pts if far_xy.any() else 1.0
+    return _Search(best_pose, (best - hits_at_pose) / n_pts, float(sharp_yaw), float(sharp_xy), best / n_pts)
+
+
+def _vec(pose: Pose2D) -> tuple[float, float, float]:
+    return pose.x_m, pose.y_m, pose.yaw_rad
 
 
 def _overlap(tree: cKDTree, xy: np.ndarray, within_m: float) -> float:
