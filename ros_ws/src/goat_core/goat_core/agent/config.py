@@ -88,8 +88,9 @@ class AgentConfig:
     # facing the waypoint within the tolerance. A turn in place costs ``turn_cost_m`` of path: the stretch profile
     # moves the base about 3 cm a 30 deg turn (GOAT-Bench counts it), plus 2 cm for the time and the heading noise
     # it adds. False: main's rules (face the waypoint; Motion._no_turn_back, Motion._no_turn_against_bend).
-    # Exact sensing never uses it.
-    approximate_cost_drive: bool = True
+    # Exact sensing never uses it. Off: measured in stop 44 (`--realism stretch`, 20 episodes a seed) it left seed
+    # 1000's SPL where it was (0.674 -> 0.676) and lowered seed 5000's (0.637 -> 0.611; docs/realism.md, "Stop 44").
+    approximate_cost_drive: bool = False
     turn_cost_m: float = 0.05
     # Image goals that no remembered view matches once the home is explored: visit the most similar-looking
     # instances (goal picture centre colour vs instance colour) from a side not seen yet, up to this many.
