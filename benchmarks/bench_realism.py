@@ -35,6 +35,7 @@ import numpy as np
 from tqdm import tqdm
 
 from goat_core.agent import AgentConfig
+from goat_core.agent.config_file import load_agent_config
 from goat_core.geometry import wrap_angle_rad
 from goat_core.mapping.instance_memory import nearest_distance_2d_m
 from goat_core.matching.embeddings import SentenceEmbedder
@@ -158,7 +159,8 @@ def _kind(runner: EpisodeRunner) -> str:
 
 def _run(name: str, realism: RealismConfig, episodes: list[GoatEpisode], max_actions: Optional[int],
          embedder: SentenceEmbedder, diagnose: bool = False,
-         on_episode: Optional[Callable[[list[SubtaskCost]], None]] = None) -> SettingResult:
+         on_episode: Optional[Callable[[list[SubtaskCost]], None]] = None,
+         agent_config: Optional[AgentConfig] = None) -> SettingResult:
     started = time.monotonic()
     records: list[SubtaskRecord] = []
     costs: list[SubtaskCost] = []
@@ -192,7 +194,7 @@ def _run(name: str, realism: RealismConfig, episodes: list[GoatEpisode], max_act
 
     # GOAT-Bench's budget (5000 actions per episode) unless --max-actions asks for one per subtask
     run_config = RunConfig() if max_actions is None else RunConfig(max_actions_per_subtask=max_actions)
-    with EpisodeRunner(run_config, AgentConfig(), MatcherConfig(), SimConfig(realism=realism),
+    with EpisodeRunner(run_config, agent_config or AgentConfig(), MatcherConfig(), SimConfig(realism=realism),
                        embedder=embedder) as runner:
         def on_step(obs: Observation, action: DiscreteAction) -> None:
             nonlocal collisions, last, reversals
@@ -388,7 +390,11 @@ def main() -> int:
     parser.add_argument("--decompose", type=Path, default=None,
                         help="an earlier --out of the ideal setting on the same episodes: split each setting's SPL "
                              "gap to it (with ideal among --settings, that run is used)")
+    parser.add_argument("--agent-config", type=Path, default=None,
+                        help="an agent settings file (config/agent.yaml's form; only what it changes) instead of "
+                             "AgentConfig's defaults")
     args = parser.parse_args()
+    agent_config = None if args.agent_config is None else load_agent_config(args.agent_config)
 
     names = [n.strip() for n in args.settings.split(",") if n.strip()]
     for knob in (k.strip() for k in args.sweep.split(",") if k.strip()):
@@ -418,7 +424,7 @@ def main() -> int:
             write((name, costs))
 
         results.append(_run(name, _setting(name, args.seed), episodes, args.max_actions, embedder, args.diagnose,
-                            on_episode=progress))
+                            on_episode=progress, agent_config=agent_config))
         write()
         print(_table(results).splitlines()[-1] if len(results) > 1 else _table(results), flush=True)
         if args.diagnose:

@@ -46,6 +46,11 @@ def test_the_no_memory_file_changes_memory_alone() -> None:
                                                                                            use_memory=False)
 
 
+def test_the_cost_drive_file_switches_the_cost_based_path_follower_on_alone() -> None:
+    assert load_agent_config(CONFIG_DIR / "agent_cost_drive.yaml") == dataclasses.replace(
+        AgentConfig(), approximate_cost_drive=True)
+
+
 def test_a_file_states_only_what_it_changes_and_ints_count_as_floats(tmp_path: Path) -> None:
     path = tmp_path / "mine.yaml"
     path.write_text("agent:\n  stop_radius_m: 1\n  stuck_collisions: 5\n  planner:\n    lookahead_m: 1.5\n")

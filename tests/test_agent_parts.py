@@ -20,7 +20,7 @@ from goat_core.agent.motion import MAX_ESCAPES, Motion
 from goat_core.agent.recovering import Recovering
 from goat_core.agent.scanning import Scanning
 from goat_core.agent.targets import Targets
-from goat_core.control.policy import turn_toward
+from goat_core.control.policy import cheapest_drive, turn_toward
 from goat_core.errors import ConfigError
 from goat_core.mapping.instance_memory import nearest_distance_2d_m
 from goat_core.matching.base import NO_MATCH, MatchResult
@@ -575,3 +575,75 @@ def test_under_approximate_sensing_the_path_follower_does_not_turn_toward_a_wayp
     fld = ctx.field(ORIGIN, None)
     path = _polyline((0.0, 0.0), (0.8, 0.4), (1.6, -0.2)) if bend else _polyline((0.0, 0.0), (1.8, 0.8))
     assert ctx.motion.drive(fld, path, ORIGIN, exact) is action
+
+
+def _walk_path(config: AgentConfig, corners: tuple[tuple[float, float], ...], exact: bool) -> list[DiscreteAction]:
+    """Follow the polyline through ``corners`` from the origin with exact moves (30 deg turns, 0.25 m steps) until
+    within 0.3 m of its end, the path cut to the part ahead of the nearest point at every step."""
+    world = BoxWorld(room(-1, 5, -2, 2))
+    ctx = _context(config)
+    _look_around(ctx, world, ORIGIN)
+    full = _polyline(*corners)
+    pose = ORIGIN
+    actions: list[DiscreteAction] = []
+    sizes = config.actions
+    while math.dist((pose.x_m, pose.y_m), full[-1]) >= 0.3:
+        assert len(actions) < 40
+        xy = np.array([pose.x_m, pose.y_m])
+        nearest = int(np.argmin(np.linalg.norm(full - xy, axis=1)))
+        path = np.vstack([xy, full[min(nearest + 1, len(full) - 1):]])
+        action = ctx.motion.drive(ctx.field(pose, None), path, pose, exact)
+        ctx.motion.count(action, navigating=True)
+        ctx.motion.last_action = action
+        actions.append(action)
+        if action is DiscreteAction.MOVE_FORWARD:
+            pose = Pose2D(pose.x_m + sizes.forward_m * math.cos(pose.yaw_rad),
+                          pose.y_m + sizes.forward_m * math.sin(pose.yaw_rad), pose.yaw_rad)
+        else:
+            sign = 1.0 if action is DiscreteAction.TURN_LEFT else -1.0
+            pose = Pose2D(pose.x_m, pose.y_m, pose.yaw_rad + sign * sizes.turn_rad)
+    return actions
+
+
+def _turns(actions: list[DiscreteAction]) -> int:
+    return sum(a in (DiscreteAction.TURN_LEFT, DiscreteAction.TURN_RIGHT) for a in actions)
+
+
+def test_under_approximate_sensing_the_cost_based_path_follower_arrives_with_fewer_turns() -> None:
+    """A path that swings 0.3 m either side of a straight line (1 m, then 1 m back, then 1 m): main's rules (face
+    the waypoint within the tolerance, with the bend and turn-back patches) turn twice, left toward the second
+    bend and right at it; the cost-based choice (``AgentConfig.approximate_cost_drive``) drives on where the turn
+    toward the waypoint would be taken back, and arrives with one turn and as many forward moves. Exact sensing
+    is the same either way."""
+    corners = ((0.0, 0.0), (1.0, 0.3), (2.0, -0.3), (3.0, 0.3))
+    rules = _walk_path(AgentConfig(approximate_cost_drive=False), corners, exact=False)
+    cost = _walk_path(AgentConfig(approximate_cost_drive=True), corners, exact=False)
+    assert (_turns(rules), _turns(cost)) == (2, 1)
+    assert cost.count(DiscreteAction.MOVE_FORWARD) == rules.count(DiscreteAction.MOVE_FORWARD)
+    assert (_walk_path(AgentConfig(approximate_cost_drive=True), corners, exact=True)
+            == _walk_path(AgentConfig(approximate_cost_drive=False), corners, exact=True))
+
+
+@pytest.mark.parametrize(("end", "action"), [((1.6, -0.2), DiscreteAction.MOVE_FORWARD),  # the path bends back
+                                             ((1.8, 0.9), DiscreteAction.TURN_LEFT)])  # the path goes on left
+def test_the_cheapest_drive_turns_only_where_a_turn_pays(end: tuple[float, float], action: DiscreteAction) -> None:
+    """The path's first metre leads 26.6 deg left of the heading. Where it then bends back right, driving on
+    costs less than a turn now and another at the bend; where it goes on to the left, turning now is cheaper
+    than driving off the path, and the cost-based choice turns, as main's rules do in both cases. Where the path
+    bends back, driving straight is the shorter way, so even a free turn is not taken."""
+    world = BoxWorld(room(-1, 5, -2, 2))
+    ctx = _context()
+    _look_around(ctx, world, ORIGIN)
+    fld = ctx.field(ORIGIN, None)
+    path = _polyline((0.0, 0.0), (0.8, 0.4), end)
+    sizes, tolerance = ctx.config.actions, ctx.config.heading_tolerance_turns * ctx.config.actions.turn_rad
+    assert cheapest_drive(fld, path, ORIGIN, sizes.turn_rad, sizes.forward_m, ctx.config.turn_cost_m, tolerance,
+                          1.0, waypoint_off_rad=sizes.turn_rad) is action
+    assert cheapest_drive(fld, path, ORIGIN, sizes.turn_rad, sizes.forward_m, 0.0, tolerance, 1.0,
+                          waypoint_off_rad=sizes.turn_rad) is action
+    assert ctx.motion.drive(fld, path, ORIGIN, exact=True) is DiscreteAction.TURN_LEFT  # exact sensing: the rules
+
+
+def test_a_negative_turn_cost_is_refused() -> None:
+    with pytest.raises(ValueError, match="turn_cost_m.*-0.1"):
+        AgentConfig(turn_cost_m=-0.1)

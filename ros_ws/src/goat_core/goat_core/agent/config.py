@@ -83,6 +83,15 @@ class AgentConfig:
     # 0.7 was measured in stop 38 and not kept: `--realism stretch`, seed 1000, 20 episodes, SR / SPL 0.890 /
     # 0.584 against 0.930 / 0.625 at 0.5 (docs/realism.md, "Stop 38").
     approximate_heading_tolerance_turns: float = 0.5
+    # Under approximate sensing the path follower picks its step by cost (goat_core.control.policy.cheapest_drive):
+    # a short plan of turns in place and straight forward moves, weighed against the travel it leaves, instead of
+    # facing the waypoint within the tolerance. A turn in place costs ``turn_cost_m`` of path: the stretch profile
+    # moves the base about 3 cm a 30 deg turn (GOAT-Bench counts it), plus 2 cm for the time and the heading noise
+    # it adds. False: main's rules (face the waypoint; Motion._no_turn_back, Motion._no_turn_against_bend).
+    # Exact sensing never uses it. Off: measured in stop 44 (`--realism stretch`, 20 episodes a seed) it left seed
+    # 1000's SPL where it was (0.674 -> 0.676) and lowered seed 5000's (0.637 -> 0.611; docs/realism.md, "Stop 44").
+    approximate_cost_drive: bool = False
+    turn_cost_m: float = 0.05
     # Image goals that no remembered view matches once the home is explored: visit the most similar-looking
     # instances (goal picture centre colour vs instance colour) from a side not seen yet, up to this many.
     inspect_max_instances: int = 8
@@ -131,6 +140,8 @@ class AgentConfig:
         if not 0.5 <= self.approximate_heading_tolerance_turns < 1.0:
             raise ValueError(f"AgentConfig.approximate_heading_tolerance_turns must be in [0.5, 1), got "
                              f"{self.approximate_heading_tolerance_turns!r}")
+        if not (self.turn_cost_m >= 0.0 and math.isfinite(self.turn_cost_m)):
+            raise ValueError(f"AgentConfig.turn_cost_m must be a finite number >= 0, got {self.turn_cost_m!r}")
         if not self.approximate_rescan_mapped_m >= 0.0:
             raise ValueError(f"AgentConfig.approximate_rescan_mapped_m must be >= 0, got "
                              f"{self.approximate_rescan_mapped_m!r}")

@@ -9,7 +9,7 @@ import numpy as np
 
 from goat_core.agent.config import AgentConfig
 from goat_core.control.planner import PlanningField
-from goat_core.control.policy import drive_along, drive_step, went_nowhere
+from goat_core.control.policy import cheapest_drive, drive_along, drive_step, went_nowhere
 from goat_core.geometry import wrap_angle_rad
 from goat_core.types import DiscreteAction, Pose2D
 
@@ -183,7 +183,9 @@ class Motion:
         same heading, the detour led back to the same refusal (six turns, a step, six turns back, a step, ...):
         ``refused_again`` keeps the pose, for the agent to mark the refused move as a bump (:meth:`take_refused`).
         Under approximate sensing (``exact`` False) the turn tolerances are
-        ``AgentConfig.approximate_heading_tolerance_turns``.
+        ``AgentConfig.approximate_heading_tolerance_turns``, and with ``AgentConfig.approximate_cost_drive`` the
+        step outside a detour is the cheapest short plan's (goat_core.control.policy.cheapest_drive), where one
+        has a free move.
         """
         if exact:
             action, commit = drive_step(self.config, fld, path, pose, self.commit_yaw)
@@ -193,7 +195,13 @@ class Motion:
             action, commit = drive_along(fld, path, pose, self.commit_yaw, cfg.actions.turn_rad,
                                          cfg.actions.forward_m, cfg.planner.lookahead_m,
                                          max(loose, cfg.heading_tolerance_turns), loose)
-            if commit is None:
+            choice = (cheapest_drive(fld, path, pose, cfg.actions.turn_rad, cfg.actions.forward_m, cfg.turn_cost_m,
+                                     max(loose, cfg.heading_tolerance_turns) * cfg.actions.turn_rad,
+                                     cfg.planner.lookahead_m, waypoint_off_rad=cfg.actions.turn_rad)
+                      if cfg.approximate_cost_drive and commit is None and self.commit_yaw is None else None)
+            if choice is not None:
+                action = self._no_turn_back(fld, path, pose, choice)
+            elif commit is None:
                 action = self._no_turn_against_bend(fld, path, pose, self._no_turn_back(fld, path, pose, action))
             turned = commit is None and action in (DiscreteAction.TURN_LEFT, DiscreteAction.TURN_RIGHT)
             self._turned_from = (pose.yaw_rad, action) if turned else None

@@ -7,7 +7,7 @@ from typing import Callable, Optional, Protocol, Sequence
 
 import numpy as np
 
-from goat_core.control.planner import PlannerConfig, PlanningField
+from goat_core.control.planner import PlannerConfig, PlanningField, line_of_sight
 from goat_core.errors import ConfigError
 from goat_core.geometry import wrap_angle_rad
 from goat_core.types import ActionSizes, DiscreteAction, Pose2D
@@ -87,6 +87,75 @@ def drive_along(fld: PlanningField, path: np.ndarray, pose: Pose2D, commit_yaw_r
         return DiscreteAction.TURN_LEFT, None
     action = turn_toward(wrap_angle_rad(detour - pose.yaw_rad), 0.5 * turn_rad)
     return (DiscreteAction.TURN_LEFT if action is None else action), detour
+
+
+def cost_to_go_m(fld: PlanningField, path: np.ndarray, arc_m: np.ndarray, xy_m: np.ndarray,
+                 window_m: float) -> tuple[float, np.ndarray]:
+    """An estimate of the travel left from ``xy_m`` to the path's end, and the path point it heads for.
+
+    From the path point nearest ``xy_m``, the path points up to ``window_m`` farther along it are the places the
+    robot can rejoin the path; the estimate is the least of a straight line to one of them in line of sight on
+    the field's traversable cells plus the path's length left from there. None in line of sight: the nearest
+    point's (so an end behind furniture costs what walking around to the path costs, roughly)."""
+    near = np.linalg.norm(path - xy_m, axis=1)
+    j = int(np.argmin(near))
+    left = arc_m[-1] - arc_m
+    window = np.nonzero((arc_m >= arc_m[j]) & (arc_m <= arc_m[j] + window_m))[0]
+    costs = left[window] + near[window]
+    start = (xy_m - fld.origin_xy_m) / fld.cell_m
+    for k in np.argsort(costs, kind="stable"):
+        i = int(window[k])
+        if line_of_sight(fld.traversable, start, (path[i] - fld.origin_xy_m) / fld.cell_m):
+            return float(costs[k]), path[i]
+    return float(left[j] + near[j]), path[j]
+
+
+def cheapest_drive(fld: PlanningField, path: np.ndarray, pose: Pose2D, turn_rad: float, forward_m: float,
+                   turn_cost_m: float, tolerance_rad: float, window_m: float, max_turns: int = 3,
+                   max_steps: int = 4, waypoint_off_rad: float = math.inf) -> Optional[DiscreteAction]:
+    """The first action of the cheapest short plan along ``path``: turn k steps in place (|k| <= ``max_turns``),
+    then move n forward steps straight ahead (1 <= n <= ``max_steps``, the whole move free on the map as
+    :meth:`PlanningField.forward_free` checks it). Its cost is |k| turns of ``turn_cost_m``, n forward steps,
+    the travel left from where it ends (:func:`cost_to_go_m`), and the turns still needed there to face the path
+    point it heads for within ``tolerance_rad``. Only headings within ``waypoint_off_rad`` of the bearing to the
+    path's waypoint (:meth:`PlanningField.waypoint` at ``window_m``) are driven along: beside furniture the map
+    ahead of a heading far from the path is often not drawn yet. Ties go to fewer turns, then to the left. None
+    when no plan has a free move (the caller's detour logic takes over) or the path is too short to weigh.
+
+    A turn in place costs path on a base that is not exact (the stretch profile moves it about 3 cm a turn), so
+    a turn toward a waypoint that the path bends back from, or one that undoes a noisy turn that went a few
+    degrees too far, is worth less than driving on: such turns lose here, without a rule per case.
+    """
+    if path.shape[0] < 2:
+        return None
+    arc = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(path, axis=0), axis=1))])
+    waypoint = fld.waypoint(path, window_m)
+    bearing = math.atan2(float(waypoint[1]) - pose.y_m, float(waypoint[0]) - pose.x_m)
+    best: Optional[tuple[float, int, int]] = None  # (cost, |k|, -k) of the cheapest plan
+    for k in sorted(range(-max_turns, max_turns + 1), key=lambda t: (abs(t), -t)):
+        yaw = pose.yaw_rad + k * turn_rad
+        if abs(wrap_angle_rad(bearing - yaw)) > waypoint_off_rad:
+            continue
+        heading = np.array([math.cos(yaw), math.sin(yaw)])
+        for n in range(1, max_steps + 1):
+            if not fld.forward_free(yaw, n * forward_m):
+                break
+            end = np.array([pose.x_m, pose.y_m]) + n * forward_m * heading
+            left_m, toward = cost_to_go_m(fld, path, arc, end, window_m)
+            turns_after = 0
+            gap = toward - end
+            if float(np.hypot(gap[0], gap[1])) > 0.5 * forward_m:
+                off = abs(wrap_angle_rad(math.atan2(float(gap[1]), float(gap[0])) - yaw))
+                turns_after = max(0, int(math.ceil((off - tolerance_rad) / turn_rad - 1e-9)))
+            cost = (abs(k) + turns_after) * turn_cost_m + n * forward_m + left_m
+            if best is None or cost < best[0] - 1e-9:
+                best = (cost, abs(k), -k)
+    if best is None:
+        return None
+    k = -best[2]
+    if k == 0:
+        return DiscreteAction.MOVE_FORWARD
+    return DiscreteAction.TURN_LEFT if k > 0 else DiscreteAction.TURN_RIGHT
 
 
 class DriveSettings(Protocol):
