@@ -339,8 +339,9 @@ class Localiser:
                     # a turn's few centimetres of drift, registered as weakly as its heading, teach no scale
                     step = self._step_within_reach(scan, predicted, moved)
                     self._learn_scale(moved, compose(inverse(self._last_pose), pose) if step is None else step)
-            self._pending_edge = (compose(inverse(self._last_pose), pose), self._motion_information(
-                moved, self.last is not None and self.last.accepted))
+            if self.config.keyframe_closure and self.config.keyframe_pose_graph:  # only that closure reads the graph
+                self._pending_edge = (compose(inverse(self._last_pose), pose), self._motion_information(
+                    moved, self.last is not None and self.last.accepted))
         closed = self._close_spin(scan, pose)
         rebuild = closed is not None
         if closed is None:
