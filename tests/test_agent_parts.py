@@ -352,6 +352,45 @@ def test_where_the_map_is_right_the_approach_by_sight_adds_no_step() -> None:
     assert _stop_at_the_goal_spot(sensing_exact=False, x_m=x_m) == [DiscreteAction.STOP]
 
 
+def _start_beside_table(sensing_exact: bool, config: AgentConfig = AgentConfig()) -> list[DiscreteAction]:
+    """A subtask that starts 1.0 m from the table's near face (inside ``start_stop_radius_m``, outside the stop
+    radius of a walk), the robot facing away from it, no forward move made yet: the actions until STOP."""
+    ctx = _context(config)
+    world = BoxWorld(two_rooms())
+    _look_around(ctx, world)
+    table = _instance(ctx, "table")
+    approach = Approach(ctx)
+    ctx.moved = False
+    world.reset(Pose2D(0.5, -0.5, math.pi))
+    world.tilt_rad = config.navigation_tilt_rad
+    obs = world.render(False)
+    actions: list[DiscreteAction] = []
+    for _ in range(12):
+        ctx.grid.update(obs)
+        ctx.seen_now = set(ctx.memory.update(ctx.perception.detect(obs), obs, ctx.perception.persistent_keys))
+        fld = ctx.field(obs.pose, table.points_xyz_m[:, :2])
+        action = approach.goto(table, fld, dataclasses.replace(obs, sensing_exact=sensing_exact),
+                               MatchResult(table.instance_id, 1.0, True))
+        assert action is not None
+        actions.append(action)
+        if action is DiscreteAction.STOP:
+            break
+        obs = world.step(action)
+    return actions
+
+
+def test_a_subtask_that_starts_within_reach_stops_unseen_under_approximate_sensing() -> None:
+    """Facing away from a target the map puts within the start radius: exact sensing turns until the frame shows
+    it (the turns cost no path), approximate sensing STOPs at once, since each turn would move the base a few
+    centimetres of a shortest path that is about zero (AgentConfig.approximate_start_stop_unseen)."""
+    exact = _start_beside_table(sensing_exact=True)
+    assert exact[-1] is DiscreteAction.STOP and len(exact) > 3
+    assert all(a in (DiscreteAction.TURN_LEFT, DiscreteAction.TURN_RIGHT) for a in exact[:-1])
+    assert _start_beside_table(sensing_exact=False) == [DiscreteAction.STOP]
+    turned = _start_beside_table(False, AgentConfig(approximate_start_stop_unseen=False))
+    assert turned[-1] is DiscreteAction.STOP and len(turned) > 3
+
+
 def test_the_approach_by_sight_is_bounded_and_checked() -> None:
     with pytest.raises(ValueError, match="sight_stop_margin_m"):
         AgentConfig(sight_stop_margin_m=1.0)
@@ -451,6 +490,7 @@ def test_the_approximate_turn_tolerance_faces_a_target_a_little_past_half_a_turn
     a tolerance of 0.7 turn steps faces it as it is (a turn from 17 deg can overshoot past -15 deg and turn
     back). The default (0.5) turns as exact sensing does."""
     ctx = _context(AgentConfig(approximate_heading_tolerance_turns=tolerance_turns))
+    ctx.moved = True  # a goal spot reached by walking (at a subtask's start approximate sensing STOPs unseen)
     approach = Approach(ctx)
     world = BoxWorld(two_rooms())
     obs = dataclasses.replace(world.reset(ORIGIN), sensing_exact=sensing_exact)

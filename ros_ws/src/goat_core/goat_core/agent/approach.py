@@ -160,6 +160,9 @@ class Approach:
             if min(gaps_m) > 0.5 * cfg.blocked_view_radius_m:
                 blocked.append(pose.xy())
             return None
+        if (not obs.sensing_exact and not self.ctx.moved and cfg.approximate_start_stop_unseen
+                and not self.check.active):
+            return DiscreteAction.STOP  # turns to look would cost path: AgentConfig.approximate_start_stop_unseen
         rel = inst.points_xyz_m[:, :2] - pose.xy()
         nearest = inst.points_xyz_m[int(np.argmin(np.einsum("ij,ij->i", rel, rel))), :2]
         turn = turn_toward(heading_error_rad(pose, nearest), cfg.turn_tolerance_rad(obs.sensing_exact))

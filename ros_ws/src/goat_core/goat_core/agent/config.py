@@ -51,6 +51,13 @@ class AgentConfig:
     # within this distance (clipped to [stop_radius_m, max_stop_radius_m]) and in view: any move would cost the
     # subtask's whole SPL, its shortest path being about zero.
     start_stop_radius_m: float = 1.05
+    # Under approximate sensing such a subtask STOPs there even when the target is out of view, instead of turning
+    # in place until the frame shows it: each turn moves the base about 3 cm (the stretch profile), and a subtask
+    # whose shortest path is a few centimetres loses most of its SPL to a few turns (stop 44's runs: 2-5 such
+    # turns cost 5000-18/5, 18/6 and 16/7 0.37-0.49 of SPL each). The map's distance and its line of sight decide
+    # alone, as under exact sensing they do once the target is in view. Not while the arrival check is active (a
+    # detector's instances need a look). False: turn to look first, as exact sensing does.
+    approximate_start_stop_unseen: bool = True
     navigation_tilt_rad: float = -math.radians(30.0)  # head tilt while navigating (negative looks down)
     # With memory, a later subtask for a category goal also turns a full circle first when memory's confident
     # match is out of reach: another instance may stand unseen behind the robot, and turns cost no path. (A later
