@@ -352,6 +352,63 @@ def test_where_the_map_is_right_the_approach_by_sight_adds_no_step() -> None:
     assert _stop_at_the_goal_spot(sensing_exact=False, x_m=x_m) == [DiscreteAction.STOP]
 
 
+BESIDE_TABLE = Pose2D(0.6, -0.5, 0.0)  # 0.9 m from the table's near face
+
+
+def _start_beside_table(sensing_exact: bool, config: AgentConfig = AgentConfig(),
+                        looked_from: Pose2D = BESIDE_TABLE) -> list[DiscreteAction]:
+    """A subtask that starts 0.9 m from the table's near face (within ``start_stop_radius_m``, outside the stop
+    radius of a walk), the robot facing away from it, no forward move made yet, memory filled by a look around
+    at ``looked_from``: the actions until STOP."""
+    ctx = _context(config)
+    world = BoxWorld(two_rooms())
+    world.reset(looked_from)
+    world.tilt_rad = config.navigation_tilt_rad  # the head down, as the agent navigates: the near face mapped
+    obs = world.render(False)
+    for _ in range(config.full_circle_turns):
+        ctx.grid.update(obs)
+        ctx.memory.update(ctx.perception.detect(obs), obs, ctx.perception.persistent_keys)
+        obs = world.step(DiscreteAction.TURN_LEFT)
+    table = _instance(ctx, "table")
+    approach = Approach(ctx)
+    ctx.moved = False
+    world.reset(dataclasses.replace(BESIDE_TABLE, yaw_rad=math.pi))
+    world.tilt_rad = config.navigation_tilt_rad
+    obs = world.render(False)
+    actions: list[DiscreteAction] = []
+    for _ in range(12):
+        ctx.grid.update(obs)
+        ctx.seen_now = set(ctx.memory.update(ctx.perception.detect(obs), obs, ctx.perception.persistent_keys))
+        fld = ctx.field(obs.pose, table.points_xyz_m[:, :2])
+        action = approach.goto(table, fld, dataclasses.replace(obs, sensing_exact=sensing_exact),
+                               MatchResult(table.instance_id, 1.0, True))
+        assert action is not None
+        actions.append(action)
+        if action is DiscreteAction.STOP:
+            break
+        obs = world.step(action)
+    return actions
+
+
+def _turns_then_stop(actions: list[DiscreteAction]) -> bool:
+    return len(actions) > 3 and actions[-1] is DiscreteAction.STOP and all(
+        a in (DiscreteAction.TURN_LEFT, DiscreteAction.TURN_RIGHT) for a in actions[:-1])
+
+
+def test_a_subtask_that_starts_where_its_target_was_seen_stops_without_turning_under_approximate_sensing() -> None:
+    """Facing away from a target that the map puts within the start radius and that memory saw from this spot:
+    exact sensing turns until the frame shows it (the turns cost no path), approximate sensing STOPs at once,
+    since each turn would move the base a few centimetres of a shortest path that is about zero. Seen only from
+    0.8 m away (from there it might have been across a counter) or with the switch at 0, approximate sensing
+    turns to look as exact sensing does (AgentConfig.approximate_start_stop_view_m)."""
+    assert _turns_then_stop(_start_beside_table(sensing_exact=True))
+    assert _start_beside_table(sensing_exact=False) == [DiscreteAction.STOP]
+    assert _turns_then_stop(_start_beside_table(False, looked_from=ORIGIN))
+    assert _turns_then_stop(_start_beside_table(False, AgentConfig(approximate_start_stop_view_m=0.0)))
+    with pytest.raises(ValueError, match="approximate_start_stop_view_m"):
+        AgentConfig(approximate_start_stop_view_m=-0.1)
+
+
 def test_the_approach_by_sight_is_bounded_and_checked() -> None:
     with pytest.raises(ValueError, match="sight_stop_margin_m"):
         AgentConfig(sight_stop_margin_m=1.0)
@@ -451,6 +508,7 @@ def test_the_approximate_turn_tolerance_faces_a_target_a_little_past_half_a_turn
     a tolerance of 0.7 turn steps faces it as it is (a turn from 17 deg can overshoot past -15 deg and turn
     back). The default (0.5) turns as exact sensing does."""
     ctx = _context(AgentConfig(approximate_heading_tolerance_turns=tolerance_turns))
+    ctx.moved = True  # a goal spot reached by walking (at a subtask's start approximate sensing STOPs unseen)
     approach = Approach(ctx)
     world = BoxWorld(two_rooms())
     obs = dataclasses.replace(world.reset(ORIGIN), sensing_exact=sensing_exact)

@@ -160,6 +160,10 @@ class Approach:
             if min(gaps_m) > 0.5 * cfg.blocked_view_radius_m:
                 blocked.append(pose.xy())
             return None
+        view_m = cfg.approximate_start_stop_view_m
+        if not obs.sensing_exact and not self.ctx.moved and not self.check.active and view_m > 0.0 and any(
+                math.hypot(v.pose.x_m - pose.x_m, v.pose.y_m - pose.y_m) <= view_m for v in inst.views):
+            return DiscreteAction.STOP  # seen from here; turns to look cost path (approximate_start_stop_view_m)
         rel = inst.points_xyz_m[:, :2] - pose.xy()
         nearest = inst.points_xyz_m[int(np.argmin(np.einsum("ij,ij->i", rel, rel))), :2]
         turn = turn_toward(heading_error_rad(pose, nearest), cfg.turn_tolerance_rad(obs.sensing_exact))

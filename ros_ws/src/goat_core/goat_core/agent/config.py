@@ -51,6 +51,15 @@ class AgentConfig:
     # within this distance (clipped to [stop_radius_m, max_stop_radius_m]) and in view: any move would cost the
     # subtask's whole SPL, its shortest path being about zero.
     start_stop_radius_m: float = 1.05
+    # Under approximate sensing such a subtask STOPs there even when the target is out of view, instead of turning
+    # in place until the frame shows it, if memory holds a view of the target taken within this distance of where
+    # the robot stands (it was in sight from here: the last subtask walked past it): each turn moves the base
+    # about 3 cm (the stretch profile), and a subtask whose shortest path is a few centimetres loses most of its
+    # SPL to a few turns (stop 44's runs: 2-5 such turns cost 5000-18/5, 18/6 and 16/7 0.37-0.49 of SPL each).
+    # Without such a view the turns look: a target the map puts within reach may stand behind a counter, its view
+    # points on the far side (5000-18/2, stop 45: a STOP 0.59 m from the stove, 2.17 m from its view points). Not
+    # while the arrival check is active (a detector's instances need a look). 0: always turn to look first.
+    approximate_start_stop_view_m: float = 0.3
     navigation_tilt_rad: float = -math.radians(30.0)  # head tilt while navigating (negative looks down)
     # With memory, a later subtask for a category goal also turns a full circle first when memory's confident
     # match is out of reach: another instance may stand unseen behind the robot, and turns cost no path. (A later
@@ -145,6 +154,9 @@ class AgentConfig:
         if not self.approximate_rescan_mapped_m >= 0.0:
             raise ValueError(f"AgentConfig.approximate_rescan_mapped_m must be >= 0, got "
                              f"{self.approximate_rescan_mapped_m!r}")
+        if not self.approximate_start_stop_view_m >= 0.0:
+            raise ValueError(f"AgentConfig.approximate_start_stop_view_m must be >= 0, got "
+                             f"{self.approximate_start_stop_view_m!r}")
         require_at_least(self, 0, ("sight_approach_max_steps",))
         require_at_least(self, 1, ("stuck_collisions", "no_progress_steps", "inspect_max_steps", "inspect_image_sides"))
 
