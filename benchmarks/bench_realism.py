@@ -37,12 +37,13 @@ from tqdm import tqdm
 from goat_core.agent import AgentConfig
 from goat_core.agent.config_file import load_agent_config
 from goat_core.geometry import wrap_angle_rad
+from goat_core.localisation.localiser import Localiser, LocaliserConfig
 from goat_core.mapping.instance_memory import nearest_distance_2d_m
 from goat_core.matching.embeddings import SentenceEmbedder
 from goat_core.matching.matcher import MatcherConfig
 from goat_core.types import DiscreteAction, Observation
 from goat_suites.common.episodes import GoatEpisode
-from goat_suites.common.realism import PoseLog
+from goat_suites.common.realism import AgentSenses, PoseLog
 from goat_suites.common.results import SubtaskRecord, summarise
 from goat_suites.common.runner import EpisodeRunner, RunConfig, SubtaskTrace
 from goat_suites.common.success import SuccessRegion
@@ -160,7 +161,8 @@ def _kind(runner: EpisodeRunner) -> str:
 def _run(name: str, realism: RealismConfig, episodes: list[GoatEpisode], max_actions: Optional[int],
          embedder: SentenceEmbedder, diagnose: bool = False,
          on_episode: Optional[Callable[[list[SubtaskCost]], None]] = None,
-         agent_config: Optional[AgentConfig] = None) -> SettingResult:
+         agent_config: Optional[AgentConfig] = None,
+         localiser_config: Optional[LocaliserConfig] = None) -> SettingResult:
     started = time.monotonic()
     records: list[SubtaskRecord] = []
     costs: list[SubtaskCost] = []
@@ -196,6 +198,7 @@ def _run(name: str, realism: RealismConfig, episodes: list[GoatEpisode], max_act
     run_config = RunConfig() if max_actions is None else RunConfig(max_actions_per_subtask=max_actions)
     with EpisodeRunner(run_config, agent_config or AgentConfig(), MatcherConfig(), SimConfig(realism=realism),
                        embedder=embedder) as runner:
+        _use_localiser(runner.senses, localiser_config)
         def on_step(obs: Observation, action: DiscreteAction) -> None:
             nonlocal collisions, last, reversals
             collisions += int(obs.collided)
@@ -370,6 +373,42 @@ def _table(results: list[SettingResult]) -> str:
     return "\n".join(lines)
 
 
+def _use_localiser(senses: AgentSenses, config: Optional[LocaliserConfig]) -> None:
+    """The senses' localiser (if the setting has one) with ``config`` (--localiser) in place of the defaults."""
+    if config is not None and senses.localiser is not None:
+        made = senses.localiser
+        senses.localiser = Localiser(config, register=made.register, filter_depth_images=made.filter_depth_images)
+
+
+def _localiser_arg(parser: argparse.ArgumentParser, fields: Optional[list[str]]) -> Optional[LocaliserConfig]:
+    if fields is None:
+        return None
+    try:
+        config = localiser_config_from(fields)
+    except ValueError as e:
+        parser.error(str(e))
+    print(f"localiser: {' '.join(fields)} (LocaliserConfig's defaults otherwise)")
+    return config
+
+
+def localiser_config_from(fields: list[str]) -> LocaliserConfig:
+    """A LocaliserConfig with the ``name=value`` fields given (booleans true/false, numbers as the default's type)."""
+    defaults = LocaliserConfig()
+    changed: dict[str, Any] = {}
+    for text in fields:
+        name, _, value = text.partition("=")
+        if not value or not hasattr(defaults, name) or name == "filter":
+            raise ValueError(f"--localiser expects LocaliserConfig field=value, got {text!r}")
+        default = getattr(defaults, name)
+        if isinstance(default, bool):
+            if value.lower() not in ("true", "false", "1", "0"):
+                raise ValueError(f"--localiser {name} is true or false, got {value!r}")
+            changed[name] = value.lower() in ("true", "1")
+        else:
+            changed[name] = type(default)(value)
+    return LocaliserConfig(**changed)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--episodes", type=int, default=4)
@@ -393,8 +432,12 @@ def main() -> int:
     parser.add_argument("--agent-config", type=Path, default=None,
                         help="an agent settings file (config/agent.yaml's form; only what it changes) instead of "
                              "AgentConfig's defaults")
+    parser.add_argument("--localiser", nargs="+", default=None, metavar="FIELD=VALUE",
+                        help="LocaliserConfig fields instead of their defaults, e.g. register_turns_closures=3 "
+                             "(the stretch settings' localiser; ideal has none)")
     args = parser.parse_args()
     agent_config = None if args.agent_config is None else load_agent_config(args.agent_config)
+    localiser_config = _localiser_arg(parser, args.localiser)
 
     names = [n.strip() for n in args.settings.split(",") if n.strip()]
     for knob in (k.strip() for k in args.sweep.split(",") if k.strip()):
@@ -424,7 +467,8 @@ def main() -> int:
             write((name, costs))
 
         results.append(_run(name, _setting(name, args.seed), episodes, args.max_actions, embedder, args.diagnose,
-                            on_episode=progress, agent_config=agent_config))
+                            on_episode=progress, agent_config=agent_config,
+                            localiser_config=localiser_config))
         write()
         print(_table(results).splitlines()[-1] if len(results) > 1 else _table(results), flush=True)
         if args.diagnose:

@@ -72,3 +72,29 @@ def test_the_end_of_subtask_error_splits_along_and_across_the_true_heading() -> 
     along, across = BENCH._along_across(log, [0, 1])
     assert along == pytest.approx([0.1, 0.0])
     assert across == pytest.approx([0.0, 0.05])
+
+
+def test_localiser_flag_sets_the_fields_it_names_and_refuses_others() -> None:
+    config = BENCH.localiser_config_from(["register_turns_closures=3", "keyframe_closure=true",
+                                          "closure_base_rad=0.05"])
+    assert (config.register_turns_closures, config.keyframe_closure, config.closure_base_rad) == (3, True, 0.05)
+    assert config.max_range_m == BENCH.LocaliserConfig().max_range_m  # the rest keep their defaults
+    for bad in (["no_such_field=1"], ["keyframe_closure=maybe"], ["register_turns_closures"]):
+        with pytest.raises(ValueError):
+            BENCH.localiser_config_from(bad)
+
+
+def test_localiser_flag_reaches_the_stretch_settings_localiser_only() -> None:
+    from goat_suites.common.realism import AgentSenses
+    from sim_bridge.embedded.realism import RealismConfig, realism_profile
+
+    config = BENCH.localiser_config_from(["turn_new_view_margin_rad=0.0175"])
+    senses = AgentSenses(realism_profile("stretch", seed=1000))
+    made = senses.localiser
+    BENCH._use_localiser(senses, config)
+    assert senses.localiser is not None and senses.localiser.config is config
+    assert (senses.localiser.register, senses.localiser.filter_depth_images) == (made.register,
+                                                                                  made.filter_depth_images)
+    ideal = AgentSenses(RealismConfig())
+    BENCH._use_localiser(ideal, config)
+    assert ideal.localiser is None  # ideal has none, and gets none
