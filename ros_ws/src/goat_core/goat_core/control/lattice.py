@@ -32,6 +32,7 @@ class LatticeStats:
     the state nearest the goal) and failed (no plan: the caller's follower steps), and the time spent searching."""
 
     plans: int = 0
+    at_goal: int = 0  # asked for where the start is within the goal radius already (no search)
     complete: int = 0
     partial: int = 0
     failed: int = 0
@@ -41,7 +42,8 @@ class LatticeStats:
     def text(self) -> str:
         mean_ms = 1e3 * self.time_s / max(1, self.plans)
         return (f"lattice plans {self.plans} (complete {self.complete}, partial {self.partial}, failed "
-                f"{self.failed}), steps from plans {self.steps}, search {self.time_s:.1f} s ({mean_ms:.1f} ms a plan)")
+                f"{self.failed}; at the goal already {self.at_goal}), steps from plans {self.steps}, "
+                f"search {self.time_s:.1f} s ({mean_ms:.1f} ms a plan)")
 
 
 STATS = LatticeStats()  # process-wide (benchmarks print it)
@@ -66,6 +68,9 @@ def plan_actions(fld: PlanningField, start: tuple[float, float, float], goal_xy_
     the expansion cap is hit, to the expanded state of least heuristic (if it is nearer the goal than the start
     by a forward step); None when the goal cell is not traversable, the start is within the goal radius already,
     or no plan makes progress."""
+    if math.hypot(start[0] - float(goal_xy_m[0]), start[1] - float(goal_xy_m[1])) <= goal_radius_m:
+        STATS.at_goal += 1
+        return None
     t0 = time.perf_counter()
     STATS.plans += 1
     plan = _search(fld, start, goal_xy_m, turn_rad, forward_m, turn_cost_m, goal_radius_m, margin_speed, epsilon,
