@@ -21,6 +21,7 @@ from goat_core.agent.recovering import Recovering
 from goat_core.agent.scanning import Scanning
 from goat_core.agent.targets import Targets
 from goat_core.control.lattice import STATS as LATTICE_STATS
+from goat_core.control.lattice import plan_blocked
 from goat_core.control.policy import cheapest_drive, turn_toward
 from goat_core.errors import ConfigError
 from goat_core.mapping.instance_memory import nearest_distance_2d_m
@@ -652,9 +653,9 @@ def test_a_negative_turn_cost_is_refused() -> None:
 
 # ------------------------------------------------------------------------------------------------ lattice plan
 def _walk_field(config: AgentConfig, boxes: list[Box], goal: tuple[float, float], exact: bool
-                ) -> tuple[list[DiscreteAction], list[Pose2D]]:
+                ) -> tuple[list[DiscreteAction], list[Pose2D], AgentContext]:
     """Drive from the origin with exact moves along the field's path to ``goal`` (planned again at every step on
-    the map of one look around) until within 0.3 m of it; the actions and the poses they left from."""
+    the map of one look around) until within 0.3 m of it; the actions, the poses they left from and the context."""
     world = BoxWorld(boxes)
     ctx = _context(config)
     _look_around(ctx, world, ORIGIN)
@@ -677,7 +678,7 @@ def _walk_field(config: AgentConfig, boxes: list[Box], goal: tuple[float, float]
         else:
             sign = 1.0 if action is DiscreteAction.TURN_LEFT else -1.0
             pose = Pose2D(pose.x_m, pose.y_m, pose.yaw_rad + sign * sizes.turn_rad)
-    return actions, poses
+    return actions, poses, ctx
 
 
 def test_under_approximate_sensing_the_lattice_plan_arrives_with_fewer_turns_where_the_path_wobbles() -> None:
@@ -695,31 +696,41 @@ def test_under_approximate_sensing_the_lattice_plan_arrives_with_fewer_turns_whe
 
 def test_the_lattice_plan_still_turns_the_corner_around_a_wall() -> None:
     """A wall across the room from y = -2 to 0.8 m at x = 1.0-1.2 m, the goal behind it: the plan goes around the
-    wall's end (its poses keep the base off the wall) and turns there, with no more turns than main's rules."""
+    wall's end (no pose puts the base on the wall's face the map holds, the one seen from the origin) and turns
+    there, with no more turns than main's rules."""
     boxes = room(-1, 5, -2, 2) + [Box((1.0, -2.0, 0.0), (1.2, 0.8, 2.5))]
-    radius = AgentConfig().robot_radius_m
-    planned, poses = _walk_field(AgentConfig(approximate_lattice_drive=True), boxes, (2.5, -1.0), exact=False)
-    rules, _ = _walk_field(AgentConfig(), boxes, (2.5, -1.0), exact=False)
+    planned, poses, ctx = _walk_field(AgentConfig(approximate_lattice_drive=True), boxes, (2.5, -1.0), exact=False)
+    rules, _, _ = _walk_field(AgentConfig(), boxes, (2.5, -1.0), exact=False)
     assert _turns(planned) >= 2
     assert _turns(planned) <= _turns(rules)
-    assert all(not (1.0 - radius < p.x_m < 1.2 + radius and p.y_m < 0.8 + radius) for p in poses)
+    fld = ctx.field(ORIGIN, None)
+    cells = np.floor((np.array([[p.x_m, p.y_m] for p in poses]) - fld.origin_xy_m) / fld.map_res_m).astype(int)
+    assert not fld.touching[cells[:, 0], cells[:, 1]].any()
+    assert any(p.x_m > 1.2 for p in poses)
 
 
-def test_a_lattice_plan_whose_next_move_the_map_blocks_is_planned_again() -> None:
-    """A plan to a goal 27 deg left that starts with forward moves (it turns later); a bump then marked ahead of
-    the robot blocks the next one (main's follower would turn toward the waypoint, no detour): the plan is
-    searched again from the pose, and its first action is not the blocked move."""
+def test_a_lattice_plan_that_the_map_then_blocks_is_planned_again() -> None:
+    """A plan straight ahead to a goal 3 m away; a bump then marked on its way 1.5 m ahead (not the next move,
+    which main's follower would take too) blocks it: the plan is searched again from the pose, and the new
+    one's forward moves are all free on the map."""
     world = BoxWorld(room(-1, 5, -2, 2))
     config = AgentConfig(approximate_lattice_drive=True)
     ctx = _context(config)
     _look_around(ctx, world, ORIGIN)
-    path = _polyline((0.0, 0.0), (3.0, 1.5))
+    path = _polyline((0.0, 0.0), (3.0, 0.0))
     before = LATTICE_STATS.plans
     assert ctx.motion.drive(ctx.field(ORIGIN, None), path, ORIGIN, exact=False) is DiscreteAction.MOVE_FORWARD
     assert LATTICE_STATS.plans == before + 1
     pose = Pose2D(config.actions.forward_m, 0.0, 0.0)
-    ctx.grid.mark_collision(pose, config.robot_radius_m + config.collision_ahead_m, config.collision_half_width_m)
+    assert ctx.motion.drive(ctx.field(pose, None), path, pose, exact=False) is DiscreteAction.MOVE_FORWARD
+    assert LATTICE_STATS.plans == before + 1  # the plan goes on
+    pose = Pose2D(2 * config.actions.forward_m, 0.0, 0.0)
+    ctx.grid.mark_collision(Pose2D(1.2, 0.0, 0.0), config.robot_radius_m + config.collision_ahead_m,
+                            config.collision_half_width_m)
     fld = ctx.field(pose, None)
-    assert not fld.forward_free(0.0, config.actions.forward_m)
-    assert ctx.motion.drive(fld, path, pose, exact=False) is not DiscreteAction.MOVE_FORWARD
+    assert fld.forward_free(0.0, config.actions.forward_m)
+    ctx.motion.drive(fld, path, pose, exact=False)
     assert LATTICE_STATS.plans == before + 2
+    plan = ctx.motion._plan
+    assert plan is not None and plan.next == 1 and not plan_blocked(fld, dataclasses.replace(plan, next=0),
+                                                                     config.actions.forward_m)

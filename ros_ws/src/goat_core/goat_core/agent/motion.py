@@ -9,7 +9,7 @@ import numpy as np
 
 from goat_core.agent.config import AgentConfig
 from goat_core.control.lattice import STATS as LATTICE_STATS
-from goat_core.control.lattice import LatticePlan, plan_actions
+from goat_core.control.lattice import LatticePlan, plan_actions, plan_blocked
 from goat_core.control.planner import PlanningField
 from goat_core.control.policy import cheapest_drive, drive_along, drive_step, went_nowhere
 from goat_core.geometry import wrap_angle_rad
@@ -33,8 +33,8 @@ PLAN_POSE_TOLERANCE_M = 0.15
 PLAN_YAW_TOLERANCE_RAD = math.radians(10.0)
 PLAN_GOAL_MOVED_M = 0.3
 PLAN_GOAL_RADIUS_STEPS = 1.0
-PLAN_EPSILON = 1.2
-PLAN_MAX_EXPANSIONS = 3000
+PLAN_EPSILON = 1.0
+PLAN_MAX_EXPANSIONS = 6000
 
 
 class Motion:
@@ -238,8 +238,9 @@ class Motion:
         (no path, the robot within the plan's goal radius of its end, or no plan found).
 
         The plan under way goes on while its goal is the path's end (within ``PLAN_GOAL_MOVED_M``), the believed
-        pose is within ``PLAN_POSE_TOLERANCE_M`` and ``PLAN_YAW_TOLERANCE_RAD`` of the pose it expected, and a
-        forward move it takes next is free on the map now; otherwise a new plan is searched from the pose.
+        pose is within ``PLAN_POSE_TOLERANCE_M`` and ``PLAN_YAW_TOLERANCE_RAD`` of the pose it expected, and the
+        forward moves it has still to take are free on the map now (the next one from the pose itself); otherwise
+        a new plan is searched from the pose.
         """
         if path.shape[0] < 2:
             self._plan = None
@@ -251,7 +252,8 @@ class Motion:
                                  or float(np.linalg.norm(plan.goal_xy_m - goal)) > PLAN_GOAL_MOVED_M
                                  or not self._near_planned(pose, plan.poses[plan.next])
                                  or (plan.actions[plan.next] is DiscreteAction.MOVE_FORWARD
-                                     and not fld.forward_free(pose.yaw_rad, cfg.actions.forward_m))):
+                                     and not fld.forward_free(pose.yaw_rad, cfg.actions.forward_m))
+                                 or plan_blocked(fld, plan, cfg.actions.forward_m)):
             plan = None
         if plan is None:
             plan = plan_actions(fld, (pose.x_m, pose.y_m, pose.yaw_rad), goal, cfg.actions.turn_rad,

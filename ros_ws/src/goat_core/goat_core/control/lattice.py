@@ -61,6 +61,27 @@ class LatticePlan:
     cost_m: float = field(default=0.0)
 
 
+def plan_blocked(fld: PlanningField, plan: LatticePlan, forward_m: float) -> bool:
+    """Whether a forward move the plan has still to take (from its ``next`` action on), from the pose the plan
+    expects it at, touches an inflated obstacle on ``fld``'s map (sampled every half map cell; the map cell a move
+    starts in is not checked, as :meth:`PlanningField.forward_free` does not)."""
+    starts = [pose for action, pose in zip(plan.actions[plan.next:], plan.poses[plan.next:], strict=True)
+              if action is DiscreteAction.MOVE_FORWARD]
+    if not starts:
+        return False
+    xyyaw = np.asarray(starts, dtype=np.float64)
+    n = max(2, int(math.ceil(2.0 * forward_m / fld.map_res_m)))
+    t = forward_m * np.arange(n + 1) / n
+    heading = np.stack([np.cos(xyyaw[:, 2]), np.sin(xyyaw[:, 2])], axis=1)
+    xy = xyyaw[:, None, :2] + t[None, :, None] * heading[:, None, :]
+    cells = np.floor((xy - fld.origin_xy_m) / fld.map_res_m).astype(np.int64)
+    h, w = fld.touching.shape
+    if np.any((cells < 0) | (cells >= (h, w))):
+        return True
+    ahead = np.any(cells != cells[:, :1], axis=2)
+    return bool(np.any(fld.touching[cells[..., 0], cells[..., 1]] & ahead))
+
+
 def plan_actions(fld: PlanningField, start: tuple[float, float, float], goal_xy_m: np.ndarray, turn_rad: float,
                  forward_m: float, turn_cost_m: float, goal_radius_m: float, margin_speed: float,
                  epsilon: float = 1.2, max_expansions: int = 3000, hash_m: float = 0.05) -> Optional[LatticePlan]:
