@@ -729,8 +729,9 @@ def test_a_lattice_plan_that_the_map_then_blocks_is_planned_again() -> None:
                             config.collision_half_width_m)
     fld = ctx.field(pose, None)
     assert fld.forward_free(0.0, config.actions.forward_m)
+    blocked = LATTICE_STATS.replans.get("blocked", 0)
     ctx.motion.drive(fld, path, pose, exact=False)
-    assert LATTICE_STATS.plans == before + 2
+    assert LATTICE_STATS.plans == before + 2 and LATTICE_STATS.replans["blocked"] == blocked + 1
     plan = ctx.motion._plan
     assert plan is not None and plan.next == 1 and not plan_blocked(fld, dataclasses.replace(plan, next=0),
                                                                      config.actions.forward_m)

@@ -248,12 +248,9 @@ class Motion:
         cfg = self.config
         goal = path[-1]
         plan = self._plan
-        if plan is not None and (plan.next >= len(plan.actions)
-                                 or float(np.linalg.norm(plan.goal_xy_m - goal)) > PLAN_GOAL_MOVED_M
-                                 or not self._near_planned(pose, plan.poses[plan.next])
-                                 or (plan.actions[plan.next] is DiscreteAction.MOVE_FORWARD
-                                     and not fld.forward_free(pose.yaw_rad, cfg.actions.forward_m))
-                                 or plan_blocked(fld, plan, cfg.actions.forward_m)):
+        why = "new" if plan is None else self._plan_ended(fld, goal, pose, plan)
+        if why is not None:
+            LATTICE_STATS.replans[why] = LATTICE_STATS.replans.get(why, 0) + 1
             plan = None
         if plan is None:
             plan = plan_actions(fld, (pose.x_m, pose.y_m, pose.yaw_rad), goal, cfg.actions.turn_rad,
@@ -267,6 +264,20 @@ class Motion:
         plan.next += 1
         LATTICE_STATS.steps += 1
         return action
+
+    def _plan_ended(self, fld: PlanningField, goal: np.ndarray, pose: Pose2D, plan: LatticePlan) -> Optional[str]:
+        """Why the plan under way is not followed on (see :meth:`_lattice_step`), or None when it is."""
+        forward_m = self.config.actions.forward_m
+        if plan.next >= len(plan.actions):
+            return "done"
+        if float(np.linalg.norm(plan.goal_xy_m - goal)) > PLAN_GOAL_MOVED_M:
+            return "goal moved"
+        if not self._near_planned(pose, plan.poses[plan.next]):
+            return "pose off"
+        if ((plan.actions[plan.next] is DiscreteAction.MOVE_FORWARD and not fld.forward_free(pose.yaw_rad, forward_m))
+                or plan_blocked(fld, plan, forward_m)):
+            return "blocked"
+        return None
 
     @staticmethod
     def _near_planned(pose: Pose2D, planned: tuple[float, float, float]) -> bool:

@@ -38,12 +38,16 @@ class LatticeStats:
     failed: int = 0
     steps: int = 0  # actions taken from a plan
     time_s: float = 0.0
+    # Why a search was asked for (the caller's count): no plan under way, its actions done, its goal moved, the pose
+    # left the planned one, the map blocks it.
+    replans: dict[str, int] = field(default_factory=dict)
 
     def text(self) -> str:
         mean_ms = 1e3 * self.time_s / max(1, self.plans)
         return (f"lattice plans {self.plans} (complete {self.complete}, partial {self.partial}, failed "
                 f"{self.failed}; at the goal already {self.at_goal}), steps from plans {self.steps}, "
-                f"search {self.time_s:.1f} s ({mean_ms:.1f} ms a plan)")
+                f"search {self.time_s:.1f} s ({mean_ms:.1f} ms a plan); searched for: "
+                + ", ".join(f"{k} {v}" for k, v in sorted(self.replans.items())))
 
 
 STATS = LatticeStats()  # process-wide (benchmarks print it)
