@@ -96,6 +96,8 @@ class AgentConfig:
     # at ``turn_cost_m`` (goat_core.control.lattice: weighted A* in (x, y, heading) to the path's end), while the
     # believed pose stays near the planned one; it plans again when the pose leaves it, the path's end moves or the
     # map blocks the next move, and main's rules step where no plan is found. Exact sensing never uses it.
+    # Off: measured in stop 45 (`--realism stretch`, 20 episodes a seed) it lowered both seeds' SPL (1000: 0.674 ->
+    # 0.651, 5000: 0.637 -> 0.599) and raised the goto turns (docs/realism.md, "Stop 45").
     approximate_lattice_drive: bool = False
     # Image goals that no remembered view matches once the home is explored: visit the most similar-looking
     # instances (goal picture centre colour vs instance colour) from a side not seen yet, up to this many.
