@@ -36,6 +36,7 @@ from tqdm import tqdm
 
 from goat_core.agent import AgentConfig
 from goat_core.agent.config_file import load_agent_config
+from goat_core.control.lattice import STATS as LATTICE_STATS
 from goat_core.geometry import wrap_angle_rad
 from goat_core.localisation.localiser import Localiser, LocaliserConfig
 from goat_core.mapping.instance_memory import nearest_distance_2d_m
@@ -231,7 +232,8 @@ def _run(name: str, realism: RealismConfig, episodes: list[GoatEpisode], max_act
             records.extend(recs)
             so_far = summarise(records)
             print(f"{name} {episode.episode_id}: {sum(r.success for r in recs)}/{len(recs)} subtasks; so far SR "
-                  f"{so_far.success_rate:.3f} SPL {so_far.spl:.3f} over {so_far.num_subtasks}", flush=True)
+                  f"{so_far.success_rate:.3f} SPL {so_far.spl:.3f} over {so_far.num_subtasks}"
+                  + (f"; {LATTICE_STATS.text()}" if LATTICE_STATS.plans else ""), flush=True)
             if on_episode is not None:
                 on_episode(costs)
         log = runner.senses.log
@@ -409,6 +411,12 @@ def localiser_config_from(fields: list[str]) -> LocaliserConfig:
     return LocaliserConfig(**changed)
 
 
+def _print_lattice_stats(name: str) -> None:
+    """The lattice plans' counts and search time so far (AgentConfig.approximate_lattice_drive), if any ran."""
+    if LATTICE_STATS.plans:
+        print(f"{name}: {LATTICE_STATS.text()}", flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--episodes", type=int, default=4)
@@ -471,6 +479,7 @@ def main() -> int:
                             localiser_config=localiser_config))
         write()
         print(_table(results).splitlines()[-1] if len(results) > 1 else _table(results), flush=True)
+        _print_lattice_stats(name)
         if args.diagnose:
             r = results[-1]
             print(f"{r.name} turns per subtask by mode: "

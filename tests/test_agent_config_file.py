@@ -106,3 +106,8 @@ def test_findingdory_refuses_an_agent_settings_file() -> None:
     args = build_parser().parse_args(["bench", "--suite", "findingdory", "--agent-config", "config/agent.yaml"])
     with pytest.raises(GoatError, match="--agent-config sets the GOAT agent"):
         _check_bench_args(args)
+
+
+def test_the_lattice_drive_file_switches_the_lattice_plan_on_alone() -> None:
+    assert load_agent_config(CONFIG_DIR / "agent_lattice_drive.yaml") == dataclasses.replace(
+        AgentConfig(), approximate_lattice_drive=True)

@@ -20,6 +20,8 @@ from goat_core.agent.motion import MAX_ESCAPES, Motion
 from goat_core.agent.recovering import Recovering
 from goat_core.agent.scanning import Scanning
 from goat_core.agent.targets import Targets
+from goat_core.control.lattice import STATS as LATTICE_STATS
+from goat_core.control.lattice import plan_blocked
 from goat_core.control.policy import cheapest_drive, turn_toward
 from goat_core.errors import ConfigError
 from goat_core.mapping.instance_memory import nearest_distance_2d_m
@@ -705,3 +707,89 @@ def test_the_cheapest_drive_turns_only_where_a_turn_pays(end: tuple[float, float
 def test_a_negative_turn_cost_is_refused() -> None:
     with pytest.raises(ValueError, match="turn_cost_m.*-0.1"):
         AgentConfig(turn_cost_m=-0.1)
+
+
+# ------------------------------------------------------------------------------------------------ lattice plan
+def _walk_field(config: AgentConfig, boxes: list[Box], goal: tuple[float, float], exact: bool
+                ) -> tuple[list[DiscreteAction], list[Pose2D], AgentContext]:
+    """Drive from the origin with exact moves along the field's path to ``goal`` (planned again at every step on
+    the map of one look around) until within 0.3 m of it; the actions, the poses they left from and the context."""
+    world = BoxWorld(boxes)
+    ctx = _context(config)
+    _look_around(ctx, world, ORIGIN)
+    pose = ORIGIN
+    actions: list[DiscreteAction] = []
+    poses: list[Pose2D] = []
+    sizes = config.actions
+    while math.dist((pose.x_m, pose.y_m), goal) >= 0.3:
+        assert len(actions) < 80
+        fld = ctx.field(pose, None)
+        path = fld.path_xy(tuple(int(v) for v in fld.to_cells(np.array([goal]))[0]))
+        action = ctx.motion.drive(fld, path, pose, exact)
+        ctx.motion.count(action, navigating=True)
+        ctx.motion.last_action = action
+        actions.append(action)
+        poses.append(pose)
+        if action is DiscreteAction.MOVE_FORWARD:
+            pose = Pose2D(pose.x_m + sizes.forward_m * math.cos(pose.yaw_rad),
+                          pose.y_m + sizes.forward_m * math.sin(pose.yaw_rad), pose.yaw_rad)
+        else:
+            sign = 1.0 if action is DiscreteAction.TURN_LEFT else -1.0
+            pose = Pose2D(pose.x_m, pose.y_m, pose.yaw_rad + sign * sizes.turn_rad)
+    return actions, poses, ctx
+
+
+def test_under_approximate_sensing_the_lattice_plan_arrives_with_fewer_turns_where_the_path_wobbles() -> None:
+    """The path that swings 0.3 m either side of a straight line: main's rules turn twice, the plan over the
+    robot's own actions (``AgentConfig.approximate_lattice_drive``; a turn costs ``turn_cost_m``) turns at most
+    once on the way, with no more forward moves. Exact sensing is the same either way."""
+    corners = ((0.0, 0.0), (1.0, 0.3), (2.0, -0.3), (3.0, 0.3))
+    rules = _walk_path(AgentConfig(), corners, exact=False)
+    planned = _walk_path(AgentConfig(approximate_lattice_drive=True), corners, exact=False)
+    assert _turns(rules) == 2 and _turns(planned) <= 1
+    assert planned.count(DiscreteAction.MOVE_FORWARD) <= rules.count(DiscreteAction.MOVE_FORWARD)
+    assert (_walk_path(AgentConfig(approximate_lattice_drive=True), corners, exact=True)
+            == _walk_path(AgentConfig(), corners, exact=True))
+
+
+def test_the_lattice_plan_still_turns_the_corner_around_a_wall() -> None:
+    """A wall across the room from y = -2 to 0.8 m at x = 1.0-1.2 m, the goal behind it: the plan goes around the
+    wall's end (no pose puts the base on the wall's face the map holds, the one seen from the origin) and turns
+    there, with no more turns than main's rules."""
+    boxes = room(-1, 5, -2, 2) + [Box((1.0, -2.0, 0.0), (1.2, 0.8, 2.5))]
+    planned, poses, ctx = _walk_field(AgentConfig(approximate_lattice_drive=True), boxes, (2.5, -1.0), exact=False)
+    rules, _, _ = _walk_field(AgentConfig(), boxes, (2.5, -1.0), exact=False)
+    assert _turns(planned) >= 2
+    assert _turns(planned) <= _turns(rules)
+    fld = ctx.field(ORIGIN, None)
+    cells = np.floor((np.array([[p.x_m, p.y_m] for p in poses]) - fld.origin_xy_m) / fld.map_res_m).astype(int)
+    assert not fld.touching[cells[:, 0], cells[:, 1]].any()
+    assert any(p.x_m > 1.2 for p in poses)
+
+
+def test_a_lattice_plan_that_the_map_then_blocks_is_planned_again() -> None:
+    """A plan straight ahead to a goal 3 m away; a bump then marked on its way 1.5 m ahead (not the next move,
+    which main's follower would take too) blocks it: the plan is searched again from the pose, and the new
+    one's forward moves are all free on the map."""
+    world = BoxWorld(room(-1, 5, -2, 2))
+    config = AgentConfig(approximate_lattice_drive=True)
+    ctx = _context(config)
+    _look_around(ctx, world, ORIGIN)
+    path = _polyline((0.0, 0.0), (3.0, 0.0))
+    before = LATTICE_STATS.plans
+    assert ctx.motion.drive(ctx.field(ORIGIN, None), path, ORIGIN, exact=False) is DiscreteAction.MOVE_FORWARD
+    assert LATTICE_STATS.plans == before + 1
+    pose = Pose2D(config.actions.forward_m, 0.0, 0.0)
+    assert ctx.motion.drive(ctx.field(pose, None), path, pose, exact=False) is DiscreteAction.MOVE_FORWARD
+    assert LATTICE_STATS.plans == before + 1  # the plan goes on
+    pose = Pose2D(2 * config.actions.forward_m, 0.0, 0.0)
+    ctx.grid.mark_collision(Pose2D(1.2, 0.0, 0.0), config.robot_radius_m + config.collision_ahead_m,
+                            config.collision_half_width_m)
+    fld = ctx.field(pose, None)
+    assert fld.forward_free(0.0, config.actions.forward_m)
+    blocked = LATTICE_STATS.replans.get("blocked", 0)
+    ctx.motion.drive(fld, path, pose, exact=False)
+    assert LATTICE_STATS.plans == before + 2 and LATTICE_STATS.replans["blocked"] == blocked + 1
+    plan = ctx.motion._plan
+    assert plan is not None and plan.next == 1 and not plan_blocked(fld, dataclasses.replace(plan, next=0),
+                                                                     config.actions.forward_m)

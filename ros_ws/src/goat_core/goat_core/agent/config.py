@@ -101,6 +101,13 @@ class AgentConfig:
     # 1000's SPL where it was (0.674 -> 0.676) and lowered seed 5000's (0.637 -> 0.611; docs/realism.md, "Stop 44").
     approximate_cost_drive: bool = False
     turn_cost_m: float = 0.05
+    # Under approximate sensing the path follower takes its steps from a plan over its own actions, turns priced
+    # at ``turn_cost_m`` (goat_core.control.lattice: weighted A* in (x, y, heading) to the path's end), while the
+    # believed pose stays near the planned one; it plans again when the pose leaves it, the path's end moves or the
+    # map blocks the next move, and main's rules step where no plan is found. Exact sensing never uses it.
+    # Off: measured in stop 45 (`--realism stretch`, 20 episodes a seed) it lowered both seeds' SPL (1000: 0.674 ->
+    # 0.651, 5000: 0.637 -> 0.599) and raised the goto turns (docs/realism.md, "Stop 45").
+    approximate_lattice_drive: bool = False
     # Image goals that no remembered view matches once the home is explored: visit the most similar-looking
     # instances (goal picture centre colour vs instance colour) from a side not seen yet, up to this many.
     inspect_max_instances: int = 8

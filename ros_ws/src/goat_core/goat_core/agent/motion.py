@@ -8,6 +8,8 @@ from typing import Optional
 import numpy as np
 
 from goat_core.agent.config import AgentConfig
+from goat_core.control.lattice import STATS as LATTICE_STATS
+from goat_core.control.lattice import LatticePlan, plan_actions, plan_blocked
 from goat_core.control.planner import PlanningField
 from goat_core.control.policy import cheapest_drive, drive_along, drive_step, went_nowhere
 from goat_core.geometry import wrap_angle_rad
@@ -22,6 +24,17 @@ TURN_BACK_TOLERANCE = 0.8
 # Under approximate sensing: how far along the path (metres) the path follower looks past its waypoint for the
 # direction the path takes next (Motion._no_turn_against_bend)
 BEND_AHEAD_M = 1.5
+# Under approximate sensing with AgentConfig.approximate_lattice_drive (Motion._lattice_step): a plan's next action
+# is taken while the believed pose is within these of the pose the plan expected; a path end that moved farther
+# than PLAN_GOAL_MOVED_M is a new goal. The search (goat_core.control.lattice.plan_actions) ends within
+# PLAN_GOAL_RADIUS_STEPS forward steps of the path's end, weights its heuristic by PLAN_EPSILON and expands at most
+# PLAN_MAX_EXPANSIONS states.
+PLAN_POSE_TOLERANCE_M = 0.15
+PLAN_YAW_TOLERANCE_RAD = math.radians(10.0)
+PLAN_GOAL_MOVED_M = 0.3
+PLAN_GOAL_RADIUS_STEPS = 1.0
+PLAN_EPSILON = 1.0
+PLAN_MAX_EXPANSIONS = 6000
 
 
 class Motion:
@@ -56,6 +69,7 @@ class Motion:
         # just taken, and that turn (see :meth:`_no_turn_back`); kept for one counted action.
         self._turned_from: Optional[tuple[float, DiscreteAction]] = None
         self._turn_fresh = False
+        self._plan: Optional[LatticePlan] = None  # approximate_lattice_drive's plan under way
 
     def reset(self) -> None:
         """A new subtask or episode: no recent moves (the previous position is kept for the trail)."""
@@ -68,6 +82,7 @@ class Motion:
         self.refused_poses.clear()
         self.refusals_kept = 0
         self._turned_from = None
+        self._plan = None
         self.clear_stuck()
 
     def forget_departures(self) -> None:
@@ -199,7 +214,11 @@ class Motion:
                                      max(loose, cfg.heading_tolerance_turns) * cfg.actions.turn_rad,
                                      cfg.planner.lookahead_m, waypoint_off_rad=cfg.actions.turn_rad)
                       if cfg.approximate_cost_drive and commit is None and self.commit_yaw is None else None)
-            if choice is not None:
+            planned = (self._lattice_step(fld, path, pose)
+                       if cfg.approximate_lattice_drive and commit is None and self.commit_yaw is None else None)
+            if planned is not None:
+                action = planned
+            elif choice is not None:
                 action = self._no_turn_back(fld, path, pose, choice)
             elif commit is None:
                 action = self._no_turn_against_bend(fld, path, pose, self._no_turn_back(fld, path, pose, action))
@@ -212,6 +231,58 @@ class Motion:
             self.detour_poses.append(pose)
         self.commit_yaw = commit
         return action
+
+    def _lattice_step(self, fld: PlanningField, path: np.ndarray, pose: Pose2D) -> Optional[DiscreteAction]:
+        """Under approximate sensing with ``AgentConfig.approximate_lattice_drive``: the next action of a plan over
+        the robot's own actions to the path's end (goat_core.control.lattice), or None for main's follower to step
+        (no path, the robot within the plan's goal radius of its end, or no plan found).
+
+        The plan under way goes on while its goal is the path's end (within ``PLAN_GOAL_MOVED_M``), the believed
+        pose is within ``PLAN_POSE_TOLERANCE_M`` and ``PLAN_YAW_TOLERANCE_RAD`` of the pose it expected, and the
+        forward moves it has still to take are free on the map now (the next one from the pose itself); otherwise
+        a new plan is searched from the pose.
+        """
+        if path.shape[0] < 2:
+            self._plan = None
+            return None
+        cfg = self.config
+        goal = path[-1]
+        plan = self._plan
+        why = "new" if plan is None else self._plan_ended(fld, goal, pose, plan)
+        if why is not None:
+            LATTICE_STATS.replans[why] = LATTICE_STATS.replans.get(why, 0) + 1
+            plan = None
+        if plan is None:
+            plan = plan_actions(fld, (pose.x_m, pose.y_m, pose.yaw_rad), goal, cfg.actions.turn_rad,
+                                cfg.actions.forward_m, cfg.turn_cost_m,
+                                PLAN_GOAL_RADIUS_STEPS * cfg.actions.forward_m, cfg.planner.margin_speed,
+                                PLAN_EPSILON, PLAN_MAX_EXPANSIONS)
+        self._plan = plan
+        if plan is None:
+            return None
+        action = plan.actions[plan.next]
+        plan.next += 1
+        LATTICE_STATS.steps += 1
+        return action
+
+    def _plan_ended(self, fld: PlanningField, goal: np.ndarray, pose: Pose2D, plan: LatticePlan) -> Optional[str]:
+        """Why the plan under way is not followed on (see :meth:`_lattice_step`), or None when it is."""
+        forward_m = self.config.actions.forward_m
+        if plan.next >= len(plan.actions):
+            return "done"
+        if float(np.linalg.norm(plan.goal_xy_m - goal)) > PLAN_GOAL_MOVED_M:
+            return "goal moved"
+        if not self._near_planned(pose, plan.poses[plan.next]):
+            return "pose off"
+        if ((plan.actions[plan.next] is DiscreteAction.MOVE_FORWARD and not fld.forward_free(pose.yaw_rad, forward_m))
+                or plan_blocked(fld, plan, forward_m)):
+            return "blocked"
+        return None
+
+    @staticmethod
+    def _near_planned(pose: Pose2D, planned: tuple[float, float, float]) -> bool:
+        return (math.hypot(pose.x_m - planned[0], pose.y_m - planned[1]) <= PLAN_POSE_TOLERANCE_M
+                and abs(wrap_angle_rad(pose.yaw_rad - planned[2])) <= PLAN_YAW_TOLERANCE_RAD)
 
     def _no_turn_back(self, fld: PlanningField, path: np.ndarray, pose: Pose2D,
                       action: DiscreteAction) -> DiscreteAction:
