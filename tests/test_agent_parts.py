@@ -288,21 +288,11 @@ def _facing_the_table(world: BoxWorld) -> Observation:
     return world.render(False)
 
 
-def _approach_table(sensing_exact: bool, x_m: float, mapped_too_near_m: float,
-                    max_actions: int) -> tuple[list[DiscreteAction], float, float]:
-    """The robot at ``x_m`` facing the table (its near face at x = 1.5, the robot at y = -0.5), the head tilted down
-    as the agent navigates, the table's instance mapped ``mapped_too_near_m`` too near (as a pose error when it was
-    mapped puts it): the approach's actions until STOP, and the true and believed distances at the end."""
-    ctx = _context()
-    world = BoxWorld(two_rooms())
-    _look_around(ctx, world)
-    table = _instance(ctx, "table")
-    table.points_xyz_m = table.points_xyz_m - np.array([mapped_too_near_m, 0.0, 0.0])
+def _goto_until_stop(ctx: AgentContext, world: BoxWorld, obs: Observation, table: Instance, sensing_exact: bool,
+                     max_actions: int) -> list[DiscreteAction]:
+    """``Approach.goto`` the table, a confident match, from ``obs`` on, each frame mapped first: its actions until
+    STOP (at most ``max_actions``)."""
     approach = Approach(ctx)
-    ctx.moved = True
-    world.reset(Pose2D(x_m, -0.5, 0.0))
-    world.tilt_rad = AgentConfig().navigation_tilt_rad
-    obs = world.render(False)
     actions: list[DiscreteAction] = []
     for _ in range(max_actions):
         ctx.grid.update(obs)
@@ -315,6 +305,24 @@ def _approach_table(sensing_exact: bool, x_m: float, mapped_too_near_m: float,
         if action is DiscreteAction.STOP:
             break
         obs = world.step(action)
+    return actions
+
+
+def _approach_table(sensing_exact: bool, x_m: float, mapped_too_near_m: float,
+                    max_actions: int) -> tuple[list[DiscreteAction], float, float]:
+    """The robot at ``x_m`` facing the table (its near face at x = 1.5, the robot at y = -0.5), the head tilted down
+    as the agent navigates, the table's instance mapped ``mapped_too_near_m`` too near (as a pose error when it was
+    mapped puts it): the approach's actions until STOP, and the true and believed distances at the end."""
+    ctx = _context()
+    world = BoxWorld(two_rooms())
+    _look_around(ctx, world)
+    table = _instance(ctx, "table")
+    table.points_xyz_m = table.points_xyz_m - np.array([mapped_too_near_m, 0.0, 0.0])
+    ctx.moved = True
+    world.reset(Pose2D(x_m, -0.5, 0.0))
+    world.tilt_rad = AgentConfig().navigation_tilt_rad
+    obs = world.render(False)
+    actions = _goto_until_stop(ctx, world, obs, table, sensing_exact, max_actions)
     true_m = 1.5 - world.pose.x_m
     return actions, true_m, nearest_distance_2d_m(table, world.pose.x_m, world.pose.y_m)
 
@@ -372,24 +380,11 @@ def _start_beside_table(sensing_exact: bool, config: AgentConfig = AgentConfig()
         ctx.memory.update(ctx.perception.detect(obs), obs, ctx.perception.persistent_keys)
         obs = world.step(DiscreteAction.TURN_LEFT)
     table = _instance(ctx, "table")
-    approach = Approach(ctx)
     ctx.moved = False
     world.reset(dataclasses.replace(BESIDE_TABLE, yaw_rad=math.pi))
     world.tilt_rad = config.navigation_tilt_rad
     obs = world.render(False)
-    actions: list[DiscreteAction] = []
-    for _ in range(12):
-        ctx.grid.update(obs)
-        ctx.seen_now = set(ctx.memory.update(ctx.perception.detect(obs), obs, ctx.perception.persistent_keys))
-        fld = ctx.field(obs.pose, table.points_xyz_m[:, :2])
-        action = approach.goto(table, fld, dataclasses.replace(obs, sensing_exact=sensing_exact),
-                               MatchResult(table.instance_id, 1.0, True))
-        assert action is not None
-        actions.append(action)
-        if action is DiscreteAction.STOP:
-            break
-        obs = world.step(action)
-    return actions
+    return _goto_until_stop(ctx, world, obs, table, sensing_exact, 12)
 
 
 def _turns_then_stop(actions: list[DiscreteAction]) -> bool:
@@ -637,6 +632,15 @@ def test_under_approximate_sensing_the_path_follower_does_not_turn_toward_a_wayp
     assert ctx.motion.drive(fld, path, ORIGIN, exact) is action
 
 
+def _exact_step(pose: Pose2D, action: DiscreteAction, sizes: ActionSizes) -> Pose2D:
+    """Where an exact move or turn (no map, no collision) takes the base from ``pose``."""
+    if action is DiscreteAction.MOVE_FORWARD:
+        return Pose2D(pose.x_m + sizes.forward_m * math.cos(pose.yaw_rad),
+                      pose.y_m + sizes.forward_m * math.sin(pose.yaw_rad), pose.yaw_rad)
+    sign = 1.0 if action is DiscreteAction.TURN_LEFT else -1.0
+    return Pose2D(pose.x_m, pose.y_m, pose.yaw_rad + sign * sizes.turn_rad)
+
+
 def _walk_path(config: AgentConfig, corners: tuple[tuple[float, float], ...], exact: bool) -> list[DiscreteAction]:
     """Follow the polyline through ``corners`` from the origin with exact moves (30 deg turns, 0.25 m steps) until
     within 0.3 m of its end, the path cut to the part ahead of the nearest point at every step."""
@@ -656,12 +660,7 @@ def _walk_path(config: AgentConfig, corners: tuple[tuple[float, float], ...], ex
         ctx.motion.count(action, navigating=True)
         ctx.motion.last_action = action
         actions.append(action)
-        if action is DiscreteAction.MOVE_FORWARD:
-            pose = Pose2D(pose.x_m + sizes.forward_m * math.cos(pose.yaw_rad),
-                          pose.y_m + sizes.forward_m * math.sin(pose.yaw_rad), pose.yaw_rad)
-        else:
-            sign = 1.0 if action is DiscreteAction.TURN_LEFT else -1.0
-            pose = Pose2D(pose.x_m, pose.y_m, pose.yaw_rad + sign * sizes.turn_rad)
+        pose = _exact_step(pose, action, sizes)
     return actions
 
 
@@ -730,12 +729,7 @@ def _walk_field(config: AgentConfig, boxes: list[Box], goal: tuple[float, float]
         ctx.motion.last_action = action
         actions.append(action)
         poses.append(pose)
-        if action is DiscreteAction.MOVE_FORWARD:
-            pose = Pose2D(pose.x_m + sizes.forward_m * math.cos(pose.yaw_rad),
-                          pose.y_m + sizes.forward_m * math.sin(pose.yaw_rad), pose.yaw_rad)
-        else:
-            sign = 1.0 if action is DiscreteAction.TURN_LEFT else -1.0
-            pose = Pose2D(pose.x_m, pose.y_m, pose.yaw_rad + sign * sizes.turn_rad)
+        pose = _exact_step(pose, action, sizes)
     return actions, poses, ctx
 
 
