@@ -31,7 +31,7 @@ BEND_AHEAD_M = 1.5
 # PLAN_GOAL_RADIUS_STEPS forward steps of the path's end, weights its heuristic by PLAN_EPSILON and expands at most
 # PLAN_MAX_EXPANSIONS states.
 PLAN_POSE_TOLERANCE_M = 0.15
-PLAN_YAW_TOLERANCE_RAD = math.radians(10.0)
+PLAN_YAW_TOLERANCE_RAD = math.radians(15.0)  # stop 45: 10 deg; 15 deg, half a turn step: stop 46
 PLAN_GOAL_MOVED_M = 0.3
 PLAN_GOAL_RADIUS_STEPS = 1.0
 PLAN_EPSILON = 1.0
