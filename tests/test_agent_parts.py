@@ -16,12 +16,12 @@ from goat_core.agent import AgentConfig
 from goat_core.agent.approach import Approach, stop_at
 from goat_core.agent.context import AgentContext
 from goat_core.agent.inspection import bearing_rad, centre_colour, chromaticity
-from goat_core.agent.motion import MAX_ESCAPES, Motion
+from goat_core.agent.motion import MAX_ESCAPES, PLAN_TIE_M, Motion
 from goat_core.agent.recovering import Recovering
 from goat_core.agent.scanning import Scanning
 from goat_core.agent.targets import Targets
 from goat_core.control.lattice import STATS as LATTICE_STATS
-from goat_core.control.lattice import plan_blocked
+from goat_core.control.lattice import plan_actions, plan_blocked
 from goat_core.control.policy import cheapest_drive, turn_toward
 from goat_core.errors import ConfigError
 from goat_core.mapping.instance_memory import nearest_distance_2d_m
@@ -787,3 +787,82 @@ def test_a_lattice_plan_that_the_map_then_blocks_is_planned_again() -> None:
     plan = ctx.motion._plan
     assert plan is not None and plan.next == 1 and not plan_blocked(fld, dataclasses.replace(plan, next=0),
                                                                      config.actions.forward_m)
+
+
+def _straight_plan(config: AgentConfig) -> tuple[AgentContext, np.ndarray]:
+    """A context whose motion plans straight ahead from the origin to a goal 3 m away (one forward move taken)."""
+    world = BoxWorld(room(-1, 5, -2, 2))
+    ctx = _context(config)
+    _look_around(ctx, world, ORIGIN)
+    path = _polyline((0.0, 0.0), (3.0, 0.0))
+    assert ctx.motion.drive(ctx.field(ORIGIN, None), path, ORIGIN, exact=False) is DiscreteAction.MOVE_FORWARD
+    return ctx, path
+
+
+def test_a_pose_off_the_plans_next_state_but_near_a_later_one_rejoins_the_plan_without_a_search() -> None:
+    """Stop 46: after the plan's first forward move the believed pose is 0.22 m past the state the plan expects
+    next (outside its tolerance), 3 cm aside and 4 deg off, within a few centimetres of the state after it: the
+    plan goes on from there (a re-join, no new search); a pose near no state of the plan is searched again."""
+    config = AgentConfig(approximate_lattice_drive=True)
+    ctx, path = _straight_plan(config)
+    step = config.actions.forward_m
+    plans, rejoins = LATTICE_STATS.plans, LATTICE_STATS.rejoins
+    pose = Pose2D(2 * step - 0.03, 0.03, math.radians(4.0))
+    assert ctx.motion.drive(ctx.field(pose, None), path, pose, exact=False) is DiscreteAction.MOVE_FORWARD
+    plan = ctx.motion._plan
+    assert (LATTICE_STATS.plans, LATTICE_STATS.rejoins) == (plans, rejoins + 1)
+    assert plan is not None and plan.next == 3
+    pose = Pose2D(4 * step, 0.5, 0.0)
+    ctx.motion.drive(ctx.field(pose, None), path, pose, exact=False)
+    assert LATTICE_STATS.plans == plans + 1 and ctx.motion._plan is not plan
+
+
+def test_a_pose_a_turn_off_the_plans_heading_turns_back_onto_the_plan_without_a_search() -> None:
+    """Stop 46: the believed pose is where the plan expects it but a turn step (30 deg) to the left of its heading
+    (a turn that the plan did not take): the robot turns right, back onto the plan, which it then follows on."""
+    config = AgentConfig(approximate_lattice_drive=True)
+    ctx, path = _straight_plan(config)
+    plans = LATTICE_STATS.plans
+    pose = Pose2D(config.actions.forward_m, 0.0, config.actions.turn_rad + math.radians(3.0))
+    assert ctx.motion.drive(ctx.field(pose, None), path, pose, exact=False) is DiscreteAction.TURN_RIGHT
+    pose = Pose2D(config.actions.forward_m, 0.0, math.radians(3.0))
+    assert ctx.motion.drive(ctx.field(pose, None), path, pose, exact=False) is DiscreteAction.MOVE_FORWARD
+    assert LATTICE_STATS.plans == plans
+    plan = ctx.motion._plan
+    assert plan is not None and plan.next == 2
+
+
+def test_a_plan_under_way_is_kept_when_the_new_one_is_not_cheaper_by_the_margin() -> None:
+    """Stop 46: the path's end moves 0.35 m on along the line (a new goal: a search runs); the new plan costs no
+    less than the plan under way plus the straight run from its end, so the plan under way is kept (its goal set
+    to the new end). Where the end moves 1 m aside, a new plan is cheaper by more than the margin and replaces
+    it."""
+    config = AgentConfig(approximate_lattice_drive=True)
+    ctx, _ = _straight_plan(config)
+    plan = ctx.motion._plan
+    plans, kept = LATTICE_STATS.plans, LATTICE_STATS.kept
+    pose = Pose2D(config.actions.forward_m, 0.0, 0.0)
+    path = _polyline((0.0, 0.0), (3.35, 0.0))
+    assert ctx.motion.drive(ctx.field(pose, None), path, pose, exact=False) is DiscreteAction.MOVE_FORWARD
+    assert (LATTICE_STATS.plans, LATTICE_STATS.kept) == (plans + 1, kept + 1)
+    assert ctx.motion._plan is plan and plan is not None and np.allclose(plan.goal_xy_m, (3.35, 0.0))
+    pose = Pose2D(2 * config.actions.forward_m, 0.0, 0.0)
+    path = _polyline((0.0, 0.0), (1.5, 1.2))
+    ctx.motion.drive(ctx.field(pose, None), path, pose, exact=False)
+    assert LATTICE_STATS.kept == kept + 1 and ctx.motion._plan is not plan
+
+
+def test_among_plans_of_about_equal_cost_the_search_finds_the_one_with_fewer_turns() -> None:
+    """Stop 46: with stop 45's first weighting of the heuristic (1.2), the search to a goal 3 m ahead and 1.4 m
+    left found a plan that turned left, drove, and turned left again at the end (two turns, 3.35 m); expanding
+    first, among states of about equal estimated total, the one with fewer turns finds one turn early and a
+    straight run (3.30 m)."""
+    world = BoxWorld(room(-1, 5, -2, 2))
+    ctx = _context()
+    _look_around(ctx, world, ORIGIN)
+    sizes, planner = ctx.config.actions, ctx.config.planner
+    plan = plan_actions(ctx.field(ORIGIN, None), (0.0, 0.0, 0.0), np.array([3.0, 1.4]), sizes.turn_rad,
+                        sizes.forward_m, ctx.config.turn_cost_m, sizes.forward_m, planner.margin_speed, 1.2, 6000,
+                        tie_m=PLAN_TIE_M)
+    assert plan is not None and plan.complete
+    assert _turns(plan.actions) == 1

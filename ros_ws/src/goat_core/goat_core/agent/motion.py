@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Optional
 
@@ -30,11 +31,18 @@ BEND_AHEAD_M = 1.5
 # PLAN_GOAL_RADIUS_STEPS forward steps of the path's end, weights its heuristic by PLAN_EPSILON and expands at most
 # PLAN_MAX_EXPANSIONS states.
 PLAN_POSE_TOLERANCE_M = 0.15
-PLAN_YAW_TOLERANCE_RAD = math.radians(10.0)
+PLAN_YAW_TOLERANCE_RAD = math.radians(15.0)  # stop 45: 10 deg; 15 deg, half a turn step: stop 46
 PLAN_GOAL_MOVED_M = 0.3
 PLAN_GOAL_RADIUS_STEPS = 1.0
 PLAN_EPSILON = 1.0
 PLAN_MAX_EXPANSIONS = 6000
+# Stop 46: a pose off the plan's next state goes on from the state of the plan's remainder it is nearest (within
+# the tolerances above, or a turn away from one: that turn is taken first) before a new search is asked for
+# (Motion._rejoin); a search asked for because the path's end moved keeps the plan under way unless the new plan is
+# cheaper by PLAN_KEEP_MARGIN_TURNS turn costs; the search expands first, among states whose estimated totals
+# round to the same PLAN_TIE_M, the one reached with fewer turns.
+PLAN_KEEP_MARGIN_TURNS = 2.0
+PLAN_TIE_M = 0.01
 
 
 class Motion:
@@ -249,14 +257,30 @@ class Motion:
         goal = path[-1]
         plan = self._plan
         why = "new" if plan is None else self._plan_ended(fld, goal, pose, plan)
+        keep: Optional[LatticePlan] = None
+        if plan is not None and why == "pose off":
+            joined = self._rejoin(fld, pose, plan)
+            if joined is not None:
+                LATTICE_STATS.rejoins += 1
+                plan.next, turn = joined
+                if turn is not None:
+                    LATTICE_STATS.steps += 1
+                    return turn
+                why = None
+            else:
+                planned = plan.poses[plan.next]
+                place = math.hypot(pose.x_m - planned[0], pose.y_m - planned[1]) > PLAN_POSE_TOLERANCE_M
+                why = "pose off (place)" if place else "pose off (heading)"
+        elif (plan is not None and why == "goal moved" and self._near_planned(pose, plan.poses[plan.next])
+              and not self._blocked_from(fld, pose, plan)):
+            keep = plan
         if why is not None:
             LATTICE_STATS.replans[why] = LATTICE_STATS.replans.get(why, 0) + 1
-            plan = None
-        if plan is None:
             plan = plan_actions(fld, (pose.x_m, pose.y_m, pose.yaw_rad), goal, cfg.actions.turn_rad,
                                 cfg.actions.forward_m, cfg.turn_cost_m,
                                 PLAN_GOAL_RADIUS_STEPS * cfg.actions.forward_m, cfg.planner.margin_speed,
-                                PLAN_EPSILON, PLAN_MAX_EXPANSIONS)
+                                PLAN_EPSILON, PLAN_MAX_EXPANSIONS, tie_m=PLAN_TIE_M, keep=keep,
+                                keep_margin_m=PLAN_KEEP_MARGIN_TURNS * cfg.turn_cost_m)
         self._plan = plan
         if plan is None:
             return None
@@ -265,17 +289,54 @@ class Motion:
         LATTICE_STATS.steps += 1
         return action
 
+    def _rejoin(self, fld: PlanningField, pose: Pose2D, plan: LatticePlan
+                ) -> Optional[tuple[int, Optional[DiscreteAction]]]:
+        """The state of the plan's remainder (its index) that the pose is within the tolerances of, or a turn in
+        place away from (the turn to take first), fewest turns then nearest, later states first on ties; None when
+        there is none or the plan's forward moves from it are not free on the map."""
+        sizes = self.config.actions
+        best: Optional[tuple[float, int, Optional[DiscreteAction]]] = None
+        for j in range(plan.next, len(plan.actions)):
+            x, y, yaw = plan.poses[j]
+            dist = math.hypot(pose.x_m - x, pose.y_m - y)
+            if dist > PLAN_POSE_TOLERANCE_M:
+                continue
+            off = wrap_angle_rad(pose.yaw_rad - yaw)
+            turn: Optional[DiscreteAction] = None
+            if abs(off) > PLAN_YAW_TOLERANCE_RAD:
+                if abs(abs(off) - sizes.turn_rad) > PLAN_YAW_TOLERANCE_RAD:
+                    continue
+                turn = DiscreteAction.TURN_RIGHT if off > 0.0 else DiscreteAction.TURN_LEFT
+            score = (self.config.turn_cost_m if turn is not None else 0.0) + dist
+            if best is None or score <= best[0]:
+                best = (score, j, turn)
+        if best is None:
+            return None
+        _, j, turn = best
+        rest = dataclasses.replace(plan, next=j)
+        if plan_blocked(fld, rest, sizes.forward_m) or (
+                turn is None and plan.actions[j] is DiscreteAction.MOVE_FORWARD
+                and not fld.forward_free(pose.yaw_rad, sizes.forward_m)):
+            return None
+        return j, turn
+
+    def _blocked_from(self, fld: PlanningField, pose: Pose2D, plan: LatticePlan) -> bool:
+        """Whether the plan's next move is a forward one the map refuses from the pose, or a later forward move is
+        not free from the pose the plan expects it at."""
+        forward_m = self.config.actions.forward_m
+        return ((plan.actions[plan.next] is DiscreteAction.MOVE_FORWARD and not fld.forward_free(pose.yaw_rad,
+                                                                                                  forward_m))
+                or plan_blocked(fld, plan, forward_m))
+
     def _plan_ended(self, fld: PlanningField, goal: np.ndarray, pose: Pose2D, plan: LatticePlan) -> Optional[str]:
         """Why the plan under way is not followed on (see :meth:`_lattice_step`), or None when it is."""
-        forward_m = self.config.actions.forward_m
         if plan.next >= len(plan.actions):
             return "done"
         if float(np.linalg.norm(plan.goal_xy_m - goal)) > PLAN_GOAL_MOVED_M:
             return "goal moved"
         if not self._near_planned(pose, plan.poses[plan.next]):
             return "pose off"
-        if ((plan.actions[plan.next] is DiscreteAction.MOVE_FORWARD and not fld.forward_free(pose.yaw_rad, forward_m))
-                or plan_blocked(fld, plan, forward_m)):
+        if self._blocked_from(fld, pose, plan):
             return "blocked"
         return None
 

@@ -37,17 +37,22 @@ class LatticeStats:
     partial: int = 0
     failed: int = 0
     steps: int = 0  # actions taken from a plan
+    kept: int = 0  # searches whose new plan was not cheaper by the margin than the plan under way (kept)
+    rejoins: int = 0  # poses off the plan's next state that went on from a later state of it (no search)
     time_s: float = 0.0
     # Why a search was asked for (the caller's count): no plan under way, its actions done, its goal moved, the pose
     # left the planned one, the map blocks it.
     replans: dict[str, int] = field(default_factory=dict)
+    failed_why: dict[str, int] = field(default_factory=dict)  # why a search found nothing
 
     def text(self) -> str:
         mean_ms = 1e3 * self.time_s / max(1, self.plans)
         return (f"lattice plans {self.plans} (complete {self.complete}, partial {self.partial}, failed "
-                f"{self.failed}; at the goal already {self.at_goal}), steps from plans {self.steps}, "
+                f"{self.failed}; at the goal already {self.at_goal}; old plan kept {self.kept}), steps from plans "
+                f"{self.steps}, re-joins {self.rejoins}, "
                 f"search {self.time_s:.1f} s ({mean_ms:.1f} ms a plan); searched for: "
-                + ", ".join(f"{k} {v}" for k, v in sorted(self.replans.items())))
+                + ", ".join(f"{k} {v}" for k, v in sorted(self.replans.items()))
+                + "; found nothing: " + ", ".join(f"{k} {v}" for k, v in sorted(self.failed_why.items())))
 
 
 STATS = LatticeStats()  # process-wide (benchmarks print it)
@@ -88,19 +93,30 @@ def plan_blocked(fld: PlanningField, plan: LatticePlan, forward_m: float) -> boo
 
 def plan_actions(fld: PlanningField, start: tuple[float, float, float], goal_xy_m: np.ndarray, turn_rad: float,
                  forward_m: float, turn_cost_m: float, goal_radius_m: float, margin_speed: float,
-                 epsilon: float = 1.2, max_expansions: int = 3000, hash_m: float = 0.05) -> Optional[LatticePlan]:
+                 epsilon: float = 1.2, max_expansions: int = 3000, hash_m: float = 0.05, tie_m: float = 0.0,
+                 keep: Optional[LatticePlan] = None, keep_margin_m: float = 0.0) -> Optional[LatticePlan]:
     """The cheapest action sequence found from ``start`` to within ``goal_radius_m`` of ``goal_xy_m``, or, when
     the expansion cap is hit, to the expanded state of least heuristic (if it is nearer the goal than the start
     by a forward step); None when the goal cell is not traversable, the start is within the goal radius already,
-    or no plan makes progress."""
+    or no plan makes progress.
+
+    Among states whose estimated totals round to the same multiple of ``tie_m`` (0: exact ties only) the search
+    expands first the one reached with fewer turns, then the one with the longer straight run, so that of plans of
+    about equal cost it finds the one that turns least and latest. ``keep`` is a plan under way (its remainder from
+    its ``next`` action on, which starts at ``start``): it is returned, its goal set to ``goal_xy_m``, unless the new
+    plan is complete and cheaper than its remainder's cost on this map plus the travel cost from its end to the
+    goal by more than ``keep_margin_m`` (STATS.kept counts it)."""
     if math.hypot(start[0] - float(goal_xy_m[0]), start[1] - float(goal_xy_m[1])) <= goal_radius_m:
         STATS.at_goal += 1
         return None
     t0 = time.perf_counter()
     STATS.plans += 1
     plan = _search(fld, start, goal_xy_m, turn_rad, forward_m, turn_cost_m, goal_radius_m, margin_speed, epsilon,
-                   max_expansions, hash_m)
+                   max_expansions, hash_m, tie_m, keep, keep_margin_m)
     STATS.time_s += time.perf_counter() - t0
+    if plan is not None and plan is keep:
+        STATS.kept += 1
+        return plan
     if plan is None:
         STATS.failed += 1
     elif plan.complete:
@@ -110,7 +126,8 @@ def plan_actions(fld: PlanningField, start: tuple[float, float, float], goal_xy_
     return plan
 
 
-_Node = tuple[float, float, int, float, int, Optional[DiscreteAction]]  # x, y, heading index, cost, parent, action
+# x, y, heading index, cost, parent, action, turns so far, forward moves since the last turn
+_Node = tuple[float, float, int, float, int, Optional[DiscreteAction], int, int]
 
 
 class _Search:
@@ -167,7 +184,7 @@ class _Search:
 
     def moves(self, node: _Node, first: bool) -> list[tuple[float, float, int, float, DiscreteAction]]:
         """(x, y, heading index, cost, action) of each action from ``node`` that the map allows."""
-        x, y, k, _, _, _ = node
+        x, y, k = node[0], node[1], node[2]
         out = [(x, y, k + 1, self.turn_cost_m, DiscreteAction.TURN_LEFT),
                (x, y, k - 1, self.turn_cost_m, DiscreteAction.TURN_RIGHT)]
         yaw = self.start[2] + k * self.turn_rad
@@ -179,13 +196,28 @@ class _Search:
                                DiscreteAction.MOVE_FORWARD))
         return out
 
+    def remainder_m(self, plan: LatticePlan, goal_radius_m: float) -> float:
+        """The cost on this map of ``plan``'s actions from its ``next`` one on, plus the travel cost from where
+        they end to within ``goal_radius_m`` of the goal."""
+        cost = 0.0
+        x, y, yaw = plan.poses[plan.next]
+        for action, pose in zip(plan.actions[plan.next:], plan.poses[plan.next:], strict=True):
+            x, y, yaw = pose
+            if action is DiscreteAction.MOVE_FORWARD:
+                x, y = x + self.forward_m * math.cos(yaw), y + self.forward_m * math.sin(yaw)
+                c = self.cell(x, y)
+                cost += self.forward_m if c is not None and self.clear[c[0]][c[1]] else self.slow
+            else:
+                cost += self.turn_cost_m
+        return cost + max(0.0, self.h_at(x, y) - goal_radius_m)
+
     def plan(self, nodes: list[_Node], end: int, complete: bool) -> Optional[LatticePlan]:
         actions: list[DiscreteAction] = []
         poses: list[tuple[float, float, float]] = []
         nid = end
         while nid > 0:
-            _, _, _, _, parent, action = nodes[nid]
-            px, py, pk, _, _, _ = nodes[parent]
+            parent, action = nodes[nid][4], nodes[nid][5]
+            px, py, pk = nodes[parent][0], nodes[parent][1], nodes[parent][2]
             if action is not None:
                 actions.append(action)
                 poses.append((px, py, self.start[2] + pk * self.turn_rad))
@@ -200,7 +232,8 @@ class _Search:
 
 def _search(fld: PlanningField, start: tuple[float, float, float], goal_xy_m: np.ndarray, turn_rad: float,
             forward_m: float, turn_cost_m: float, goal_radius_m: float, margin_speed: float, epsilon: float,
-            max_expansions: int, hash_m: float) -> Optional[LatticePlan]:
+            max_expansions: int, hash_m: float, tie_m: float = 0.0, keep: Optional[LatticePlan] = None,
+            keep_margin_m: float = 0.0) -> Optional[LatticePlan]:
     gx, gy = float(goal_xy_m[0]), float(goal_xy_m[1])
     sx, sy, _ = start
     if math.hypot(sx - gx, sy - gy) <= goal_radius_m:
@@ -209,21 +242,50 @@ def _search(fld: PlanningField, start: tuple[float, float, float], goal_xy_m: np
     goal_cell = (int(math.floor((gx - fld.origin_xy_m[0]) / fld.cell_m)),
                  int(math.floor((gy - fld.origin_xy_m[1]) / fld.cell_m)))
     if not (0 <= goal_cell[0] < h_cells and 0 <= goal_cell[1] < w_cells) or not fld.traversable[goal_cell]:
+        _failed("goal cell")
         return None
     to_goal = geodesic_distance(fld.traversable, goal_cell, fld.cell_m, np.where(fld.clear, 1.0, margin_speed))
     search = _Search(fld, start, goal_xy_m, turn_rad, forward_m, turn_cost_m, margin_speed, hash_m, to_goal)
     h0 = search.h_at(sx, sy)
     if not math.isfinite(h0):
+        _failed("start cell")
         return None
+    found = _astar(search, sx, sy, h0, goal_radius_m, epsilon, max_expansions, tie_m)
+    if keep is None or keep.next >= len(keep.actions):
+        return found
+    kept_m = search.remainder_m(keep, goal_radius_m)
+    if found is not None and math.isfinite(kept_m):
+        found_m = found.cost_m
+        if not found.complete:
+            end = found.poses[-1]
+            if found.actions[-1] is DiscreteAction.MOVE_FORWARD:
+                end = (end[0] + forward_m * math.cos(end[2]), end[1] + forward_m * math.sin(end[2]), end[2])
+            found_m += search.h_at(end[0], end[1])
+        if found_m < kept_m - keep_margin_m:
+            return found
+    elif found is not None:
+        return found
+    keep.goal_xy_m = np.array([gx, gy])
+    return keep
+
+
+def _astar(search: _Search, sx: float, sy: float, h0: float, goal_radius_m: float, epsilon: float,
+           max_expansions: int, tie_m: float) -> Optional[LatticePlan]:
+    gx, gy = search.gx, search.gy
     r2 = goal_radius_m * goal_radius_m
-    nodes: list[_Node] = [(sx, sy, 0, 0.0, -1, None)]
+    nodes: list[_Node] = [(sx, sy, 0, 0.0, -1, None, 0, 0)]
     best_g: dict[tuple[int, int, int], float] = {search.key(sx, sy, 0): 0.0}
     closed: set[tuple[int, int, int]] = set()
-    heap: list[tuple[float, int, int]] = [(epsilon * h0, 0, 0)]  # (f, tie, node id)
+
+    def rank(f: float) -> float:
+        return float(round(f / tie_m)) if tie_m > 0.0 else f
+
+    # (estimated total, rounded to tie_m; turns so far; minus the straight run; node id)
+    heap: list[tuple[float, int, int, int]] = [(rank(epsilon * h0), 0, 0, 0)]
     nearest = (h0, 0)
     expansions = 0
     while heap and expansions < max_expansions:
-        nid = heapq.heappop(heap)[2]
+        nid = heapq.heappop(heap)[3]
         node = nodes[nid]
         key = search.key(node[0], node[1], node[2])
         if key in closed:
@@ -244,8 +306,16 @@ def _search(fld: PlanningField, start: tuple[float, float, float], goal_xy_m: np
             if not math.isfinite(hn):
                 continue
             best_g[nkey] = ng
-            nodes.append((nx, ny, nk, ng, nid, action))
-            heapq.heappush(heap, (ng + epsilon * hn, len(nodes), len(nodes) - 1))
-    if nearest[0] > h0 - forward_m:
+            forward = action is DiscreteAction.MOVE_FORWARD
+            turns = node[6] + (0 if forward else 1)
+            run = node[7] + 1 if forward else 0
+            nodes.append((nx, ny, nk, ng, nid, action, turns, run))
+            heapq.heappush(heap, (rank(ng + epsilon * hn), turns, -run, len(nodes) - 1))
+    if nearest[0] > h0 - search.forward_m:
+        _failed("no progress at the cap" if heap else "no way")
         return None
     return search.plan(nodes, nearest[1], False)
+
+
+def _failed(why: str) -> None:
+    STATS.failed_why[why] = STATS.failed_why.get(why, 0) + 1
