@@ -154,6 +154,10 @@ class LocaliserConfig:
     # (0.136 -> 0.112 m) but seed 5000's rose (0.164 -> 0.178 m) and its SPL fell (0.637 -> 0.616); the narrow
     # view's registration sometimes follows a wrong turn scale (replay 5000-18).
     turn_new_view_margin_rad: float = -1.0
+    # What the new view's points weigh in such a turn's registration (with turn_new_view_margin_rad >= 0): a
+    # factor on their pairs' information in the ICP's normal equations. 0: left out (stop 45's drop); between 0
+    # and 1 (stop 46) the overlap decides the turn and the new view still holds it where the overlap is thin.
+    turn_new_view_weight: float = 0.0
     # Learning the odometry's scale errors: the prior weighs like this much motion of zero error, and the
     # estimate is bounded (Stage's bounds are 1.5 % and 2.5 %).
     scale_prior_m2: float = 1.0
@@ -167,7 +171,23 @@ class LocaliserConfig:
     closure_window_rad: float = math.radians(15.0)
     closure_step_rad: float = math.radians(0.25)
     closure_min_points: int = 60  # both scans need this many points
+    # The closing scan looks up to closure_window_rad past its reference (a 30 deg-a-step spin closes 6-9 deg past
+    # it), and the reference is a single scan: the closing scan's points beyond the reference's view pair with its
+    # edge and pull the closed turn short, as in a turn's registration (stop 46: closures 6-9 deg past their
+    # reference registered 1.0-1.4 deg short on replay 1000-3, so the learnt turn scale came out short). What those
+    # points weigh in the closure's ICP (bearings past the reference's view at the correlative search's heading):
+    # 1, all alike (before stop 46); 0, left out. Below 1 the correlative search counts only the points at bearings
+    # the reference saw at the predicted heading, less closure_new_view_margin_rad (rotated back, the new view's
+    # wall points slide onto the reference's walls, and the overlap peaks short of the turn too).
+    closure_new_view_weight: float = 1.0
+    closure_new_view_margin_rad: float = math.radians(2.0)
     closure_min_overlap: float = 0.5  # of the smaller scan's points within closure_match_m at the best yaw
+    # Which yaw of the closure's correlative search starts its ICP where several tie at the best overlap (a view
+    # matched within closure_match_m holds all its points over a plateau of yaws, +-1 deg at 3 m). False: the
+    # first, the most clockwise (before stop 46): a left spin's closure then starts short of its turn, and the ICP
+    # (its yaw prior two search steps wide, a tight position prior) ends short, so the turn scale is learnt short
+    # (stop 46: -0.3 to -1.5 deg a closure on exact scans and odometry). True: the middle of the tied yaws.
+    closure_peak_middle: bool = False
     # What closure_min_overlap counts against: True, the smaller of the two scans (a look-around's first frames
     # often see little: replaying 5000-19 (stop 41), the first spin's only references held 56 and 65 points
     # against the closing scan's 125, so at most half of it could overlap; 0.60 of the reference did, with a
@@ -248,6 +268,12 @@ class LocaliserConfig:
         if self.keyframe_min_age < 1 or self.keyframe_cooldown < 0:
             raise ConfigError(f"LocaliserConfig needs keyframe_min_age >= 1 and keyframe_cooldown >= 0, got "
                               f"{self.keyframe_min_age!r} and {self.keyframe_cooldown!r}")
+        if not (math.isfinite(self.closure_new_view_margin_rad) and self.closure_new_view_margin_rad >= 0.0):
+            raise ConfigError(f"LocaliserConfig.closure_new_view_margin_rad must be >= 0, got "
+                              f"{self.closure_new_view_margin_rad!r}")
+        for name in ("turn_new_view_weight", "closure_new_view_weight"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ConfigError(f"LocaliserConfig.{name} must be in [0, 1], got {getattr(self, name)!r}")
         if self.register_turns_closures < 0:
             raise ConfigError(f"LocaliserConfig.register_turns_closures must be >= 0, got "
                               f"{self.register_turns_closures!r}")
@@ -303,6 +329,7 @@ class Localiser:
         self._spin_turn_rad = 0.0  # the odometry's signed turn since then
         self._spin_closed_rad = 0.0  # the spin turn at its last loop closure
         self.closures = 0  # loop closures of spins made this episode (they learn the turn scale)
+        self._half_fov: tuple[float, float] = (math.pi, math.pi)  # the camera's, left and right (_half_fov_rad)
         self.keyframe_closures = 0  # loop closures at a revisited view (see keyframe_closure)
         self._last_keyframe_closure = -(10 ** 9)  # the frame index of the last try
         self.keyframe_reference = -1  # the frame the last try registered against
@@ -328,6 +355,7 @@ class Localiser:
         if not self.register:
             return obs
         scan = self._scan(obs)
+        self._half_fov = self._half_fov_rad(obs)
         self._pending_edge = None
         if self._last_odom is None or self._last_pose is None:
             pose = compose(self.map_to_odom, obs.pose)
@@ -343,8 +371,8 @@ class Localiser:
             scale_settled = self.closures >= self.config.register_turns_closures
             register = self.config.register_turns or not turning or not scale_settled
             if scan.shape[0] > 0 and self._tree is not None and register:
-                seen = self._seen_before(scan, obs, moved) if turning else scan
-                pose, self.last = self._register(seen, predicted, moved)
+                seen, weights = self._seen_before(scan, obs, moved) if turning else (scan, None)
+                pose, self.last = self._register(seen, predicted, moved, weights)
                 if self.last.accepted and (not turning or self.config.learn_turn_from_frames):
                     # a turn's few centimetres of drift, registered as weakly as its heading, teach no scale
                     step = self._step_within_reach(scan, predicted, moved)
@@ -435,19 +463,17 @@ class Localiser:
         k, ref = max(candidates, key=lambda kf: kf[1].scan.shape[0])
         target = _transform(ref.scan, ref.pose)
         tree = cKDTree(target)
-        # Correlative search over yaw about the current position: the fraction of scan points on the old scan.
-        offsets = np.arange(-cfg.closure_window_rad, cfg.closure_window_rad + 1e-9, cfg.closure_step_rad)
-        scores = [_overlap(tree, _transform(scan, Pose2D(pose.x_m, pose.y_m, pose.yaw_rad + float(o))),
-                           cfg.closure_match_m) for o in offsets]
-        best = int(np.argmax(scores))
+        offset_rad, overlapping = self._spin_search(scan, pose, ref, tree)
         # the fraction of the scan's points on the reference, counted against the smaller scan if so configured
         of = min(scan.shape[0], ref.scan.shape[0]) if cfg.closure_overlap_of_smaller else scan.shape[0]
-        if scores[best] * scan.shape[0] < cfg.closure_min_overlap * of:
+        if overlapping < cfg.closure_min_overlap * of:
             return None
-        start = Pose2D(pose.x_m, pose.y_m, wrap_angle_rad(pose.yaw_rad + float(offsets[best])))
+        start = Pose2D(pose.x_m, pose.y_m, wrap_angle_rad(pose.yaw_rad + offset_rad))
         sigma_yaw = cfg.closure_step_rad * 2.0
         prior = np.diag([cfg.prior_sigma_xy_m ** -2, cfg.prior_sigma_xy_m ** -2, sigma_yaw ** -2])
-        x, pairs = self._icp(scan, start, prior, tree, target)
+        rel_rad = wrap_angle_rad(start.yaw_rad - ref.pose.yaw_rad)
+        seen, weights = _new_view(scan, self._half_fov, rel_rad, 0.0, cfg.closure_new_view_weight, cfg.min_pairs)
+        x, pairs = self._icp(seen, start, prior, tree, target, weights)
         if pairs < cfg.closure_min_overlap * of:
             return None
         closed = Pose2D(float(x[0]), float(x[1]), wrap_angle_rad(float(x[2])))
@@ -482,6 +508,30 @@ class Localiser:
         self._unregistered_var_yaw = 0.0
         self.closures += 1
         return closed
+
+    def _spin_search(self, scan: np.ndarray, pose: Pose2D, ref: _Frame, tree: cKDTree) -> tuple[float, float]:
+        """A spin closure's correlative search over yaw about the current position: the best offset from the
+        pose's heading and how many of the scan's points lie on the reference (``tree``) there."""
+        cfg = self.config
+        searched = scan
+        if cfg.closure_new_view_weight < 1.0:
+            # the bearings both views hold at the predicted heading, less the margin at both ends (so that the
+            # search's plateau of tied overlaps is centred on the prediction)
+            rel_rad = wrap_angle_rad(pose.yaw_rad - ref.pose.yaw_rad)
+            left_rad, right_rad = self._half_fov
+            lo = max(-right_rad, -right_rad - rel_rad) + cfg.closure_new_view_margin_rad
+            hi = min(left_rad, left_rad - rel_rad) - cfg.closure_new_view_margin_rad
+            bearing = np.arctan2(scan[:, 1], scan[:, 0])
+            both = scan[(bearing >= lo) & (bearing <= hi)]
+            searched = both if both.shape[0] >= cfg.min_pairs else scan
+        offsets = np.arange(-cfg.closure_window_rad, cfg.closure_window_rad + 1e-9, cfg.closure_step_rad)
+        scores = np.array([_overlap(tree, _transform(searched, Pose2D(pose.x_m, pose.y_m, pose.yaw_rad + float(o))),
+                                    cfg.closure_match_m) for o in offsets])
+        best = int(np.argmax(scores))
+        if cfg.closure_peak_middle:
+            tied = np.flatnonzero(scores >= scores[best])
+            best = int(tied[len(tied) // 2])
+        return float(offsets[best]), float(scores[best] * searched.shape[0])
 
     def _close_keyframe(self, scan: np.ndarray, pose: Pose2D) -> Optional[Pose2D]:
         """At a view an older frame saw from about the same pose: the pose registered against that frame's scan,
@@ -628,18 +678,22 @@ class Localiser:
         if rebuild_tree:
             self._tree = cKDTree(self._map_xy)
 
-    def _seen_before(self, scan: np.ndarray, obs: Observation, moved: Pose2D) -> np.ndarray:
-        """The scan points of a turn on the spot at bearings the last frame saw too (turn_new_view_margin_rad);
-        the whole scan when off or when too few are left to register."""
+    def _seen_before(self, scan: np.ndarray, obs: Observation,
+                     moved: Pose2D) -> tuple[np.ndarray, Optional[np.ndarray]]:
+        """A turn on the spot's scan points to register and their weights (None: all 1): the points at bearings
+        the last frame did not see (turn_new_view_margin_rad) left out, or weighed by turn_new_view_weight; the
+        whole scan at weight 1 when off or when too few points of the old view are left to register."""
         cfg = self.config
         if cfg.turn_new_view_margin_rad < 0.0:
-            return scan
+            return scan, None
+        return _new_view(scan, self._half_fov_rad(obs), moved.yaw_rad, cfg.turn_new_view_margin_rad,
+                         cfg.turn_new_view_weight, cfg.min_pairs)
+
+    @staticmethod
+    def _half_fov_rad(obs: Observation) -> tuple[float, float]:
+        """The camera's half field of view to the left (image left = positive bearing) and to the right."""
         k = obs.intrinsics
-        # the camera's half field of view on the turn's leading side (image left = positive bearing)
-        half = math.atan2(k.cx, k.fx) if moved.yaw_rad > 0.0 else math.atan2(k.width - k.cx, k.fx)
-        bearing = np.arctan2(scan[:, 1], scan[:, 0]) * math.copysign(1.0, moved.yaw_rad)
-        kept = scan[bearing <= half - abs(moved.yaw_rad) - cfg.turn_new_view_margin_rad]
-        return kept if kept.shape[0] >= cfg.min_pairs else scan
+        return math.atan2(k.cx, k.fx), math.atan2(k.width - k.cx, k.fx)
 
     def _step_within_reach(self, scan: np.ndarray, predicted: Pose2D, moved: Pose2D) -> Optional[Pose2D]:
         """The motion since the last frame registered with the scan points the map can hold (see
@@ -658,15 +712,17 @@ class Localiser:
             return None
         return compose(inverse(self._last_pose), Pose2D(float(x[0]), float(x[1]), wrap_angle_rad(float(x[2]))))
 
-    def _register(self, scan: np.ndarray, predicted: Pose2D, moved: Pose2D) -> tuple[Pose2D, RegistrationResult]:
-        """Point-to-line ICP with a prior on ``predicted``; the predicted pose when refused."""
+    def _register(self, scan: np.ndarray, predicted: Pose2D, moved: Pose2D,
+                  weights: Optional[np.ndarray] = None) -> tuple[Pose2D, RegistrationResult]:
+        """Point-to-line ICP with a prior on ``predicted`` (``weights``: a factor per scan point on its pair's
+        information, None: 1); the predicted pose when refused."""
         cfg = self.config
         assert self._tree is not None
         sigma_xy = cfg.prior_sigma_xy_m + cfg.prior_per_m * math.hypot(moved.x_m, moved.y_m)
         sigma_yaw = self._sigma_yaw(moved)
         prior = np.diag([sigma_xy ** -2, sigma_xy ** -2, sigma_yaw ** -2])
         x0 = np.array([predicted.x_m, predicted.y_m, predicted.yaw_rad])
-        x, pairs = self._icp(scan, predicted, prior, self._tree, self._map_xy)
+        x, pairs = self._icp(scan, predicted, prior, self._tree, self._map_xy, weights)
         corrected = Pose2D(float(x[0]), float(x[1]), wrap_angle_rad(float(x[2])))
         shift_m = math.hypot(x[0] - x0[0], x[1] - x0[1])
         turn_rad = abs(wrap_angle_rad(float(x[2] - x0[2])))
@@ -680,9 +736,10 @@ class Localiser:
         return pose, result
 
     def _icp(self, scan: np.ndarray, start: Pose2D, prior: np.ndarray, tree: cKDTree,
-             points: np.ndarray) -> tuple[np.ndarray, int]:
+             points: np.ndarray, weights: Optional[np.ndarray] = None) -> tuple[np.ndarray, int]:
         """Generalised ICP of ``scan`` against ``points`` (indexed by ``tree``) from ``start``, with the Gaussian
-        prior of information ``prior`` on ``start``: the (x, y, yaw) reached and the last iteration's pairs."""
+        prior of information ``prior`` on ``start`` and a factor per scan point on its pair's information
+        (``weights``, None: 1): the (x, y, yaw) reached and the last iteration's pairs."""
         cfg = self.config
         x0 = np.array([start.x_m, start.y_m, start.yaw_rad])
         x = x0.copy()
@@ -708,6 +765,8 @@ class Localiser:
             # Cauchy weights on the Mahalanobis distance: a pair a few sigma off (a new surface) hardly pulls.
             m2 = np.einsum("ni,nij,nj->n", e, info, e)
             robust = 1.0 / (1.0 + m2 / cfg.cauchy_scale ** 2)
+            if weights is not None:
+                robust = robust * weights[paired]
             wj = np.einsum("nij,njk->nik", info, jac) * robust[:, None, None]
             h = np.einsum("nji,njk->ik", jac, wj) + prior
             g = np.einsum("nji,nj->i", wj, e) + prior @ (x - x0)
@@ -788,6 +847,23 @@ def _correlative_search(scan: np.ndarray, pose: Pose2D, target: np.ndarray, with
     far_xy = np.hypot(sx - sx[best_j], sy - sy[best_j]) * cell >= 0.1 - 1e-9
     sharp_xy = (best - hits_at_best[far_xy].max()) / n_pts if far_xy.any() else 1.0
     return _Search(best_pose, (best - hits_at_pose) / n_pts, float(sharp_yaw), float(sharp_xy), best / n_pts)
+
+
+def _new_view(scan: np.ndarray, half_fov_rad: tuple[float, float], turn_rad: float, margin_rad: float,
+              weight: float, min_pairs: int) -> tuple[np.ndarray, Optional[np.ndarray]]:
+    """The points of ``scan`` (base frame) a view ``turn_rad`` back (to the right for a left turn) saw too, less
+    ``margin_rad``, at weight 1 and the others at ``weight`` (0: left out): the scan and its weights (None: all 1).
+    The whole scan at weight 1 where fewer than ``min_pairs`` points were seen before or nothing is down-weighted."""
+    if weight >= 1.0:
+        return scan, None
+    half = half_fov_rad[0] if turn_rad > 0.0 else half_fov_rad[1]  # on the turn's leading side
+    bearing = np.arctan2(scan[:, 1], scan[:, 0]) * math.copysign(1.0, turn_rad)
+    old = bearing <= half - abs(turn_rad) - margin_rad
+    if int(old.sum()) < min_pairs:
+        return scan, None
+    if weight <= 0.0:
+        return scan[old], None
+    return scan, np.where(old, 1.0, weight)
 
 
 def _vec(pose: Pose2D) -> tuple[float, float, float]:
