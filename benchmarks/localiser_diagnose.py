@@ -123,6 +123,9 @@ def diagnose(path: Path, overrides: dict[str, object]) -> int:
     print(f"  ends {ends}\n  end error m   {' '.join(f'{e:.3f}' for e in err)}  median {np.median(err):.3f}")
     print(f"  end heading   {' '.join(f'{herr[i]:+.2f}' for i in ends)} deg (odometry "
           f"{' '.join(f'{oerr[i]:+.1f}' for i in ends)}); distance from start {' '.join(f'{d:.1f}' for d in dist)} m")
+    if loc.config.wall_axis_gain > 0.0:
+        axis = "none" if loc.wall_axis_rad is None else f"{math.degrees(loc.wall_axis_rad):+.2f} deg"
+        print(f"  wall axis {axis}, {loc.wall_axis_corrections} frames corrected by it")
     print(f"  rotation about the start ({math.degrees(th_rot):+.2f} deg) leaves median {np.median(res_rot):.3f} m; "
           f"rotation + shift ({math.degrees(th_rig):+.2f} deg) leaves {np.median(res_rig):.3f} m")
     # when the heading error appears: the first frame from which |error| stays above 1 deg for 20 frames
@@ -131,6 +134,7 @@ def diagnose(path: Path, overrides: dict[str, object]) -> int:
     at = " ".join(f"{herr[min(i, n - 1)]:+.2f}" for i in (12, 24, 48, 96, 192))
     print(f"  heading error at frames 12/24/48/96/192: {at}"
           f"; |err| > 1 deg for 20 frames from frame {born} ({kind[born] if born is not None else '-'})")
+    Path("runs").mkdir(exist_ok=True)
     np.savez_compressed(Path("runs") / f"diag_{path.stem}.npz", est=est, truth=truth, odom=odom,
                         kind=kind.astype(str), closures_before=closures_before, ends=np.asarray(ends))
     return 0

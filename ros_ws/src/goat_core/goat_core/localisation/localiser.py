@@ -42,6 +42,7 @@ from scipy.spatial import cKDTree
 from goat_core.errors import ConfigError
 from goat_core.geometry import depth_to_episode_points, wrap_angle_rad
 from goat_core.localisation.pose_graph import PoseGraph
+from goat_core.localisation.wall_axes import quarter_wrap_rad, wall_axis
 from goat_core.types import Observation, Pose2D
 
 __all__ = ["DepthFilterConfig", "Localiser", "LocaliserConfig", "RegistrationResult", "compose", "filter_depth",
@@ -120,6 +121,9 @@ class LocaliserConfig:
     # scale (0.131 / 0.106 m median against 0.099 / 0.088 m), and the pose itself needs the far points (cutting
     # them from the pose's registration lost the heading in a live episode).
     range_edge_margin_m: float = -1.0
+    # With range_edge_margin_m >= 0: the pose of a step (not a turn on the spot) is that registration of the scan
+    # points within the map's reach too, not only the scale learnt from it (False: the whole scan places the pose).
+    range_edge_pose: bool = False
     min_paired_fraction: float = 0.15  # of the scan's points (a 30 deg turn keeps ~30 % in view)
     max_correction_m: float = 0.3
     max_correction_rad: float = math.radians(8.0)
@@ -246,6 +250,17 @@ class LocaliserConfig:
     graph_closure_sigma_xy_m: float = 0.02  # a closure edge's sigmas (registered against one old scan)
     graph_closure_sigma_yaw_rad: float = math.radians(0.5)
     graph_iterations: int = 5  # Gauss-Newton steps per keyframe closure
+    # A heading reference from the home's walls (goat_core.localisation.wall_axes): the wall direction modulo 90
+    # deg of the episode's first scan whose walls are coherent, turned by its frame's heading, is the home's axis in
+    # the map frame (the earliest such frame: the map frame is the start's, and the heading error only grows from
+    # there; a look-around's closure can come late or start from a heading already a few degrees off). Each later
+    # scan's own wall direction implies the heading modulo 90 deg, and the pose turns by this fraction of the
+    # difference (0: off). Only scans whose
+    # walls are coherent (wall_axis_min_coherence) and within wall_axis_max_residual_rad of the pose's heading
+    # count: a larger difference is clutter or a wall off the home's axes, not a heading error odometry makes.
+    wall_axis_gain: float = 0.0
+    wall_axis_min_coherence: float = 0.5
+    wall_axis_max_residual_rad: float = math.radians(4.0)
     filter: DepthFilterConfig = DepthFilterConfig()
 
     def __post_init__(self) -> None:
@@ -274,12 +289,23 @@ class LocaliserConfig:
         for name in ("turn_new_view_weight", "closure_new_view_weight"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ConfigError(f"LocaliserConfig.{name} must be in [0, 1], got {getattr(self, name)!r}")
+        self._check_wall_axis()
         if self.register_turns_closures < 0:
             raise ConfigError(f"LocaliserConfig.register_turns_closures must be >= 0, got "
                               f"{self.register_turns_closures!r}")
         if self.stride_px < 1 or self.max_iterations < 1 or self.line_neighbours < 2:
             raise ConfigError(f"LocaliserConfig stride_px, max_iterations >= 1 and line_neighbours >= 2, got "
                               f"{self.stride_px!r}, {self.max_iterations!r}, {self.line_neighbours!r}")
+
+
+    def _check_wall_axis(self) -> None:
+        if not 0.0 <= self.wall_axis_gain <= 1.0 or not 0.0 <= self.wall_axis_min_coherence <= 1.0:
+            raise ConfigError(f"LocaliserConfig needs wall_axis_gain and wall_axis_min_coherence in [0, 1], got "
+                              f"{self.wall_axis_gain!r} and {self.wall_axis_min_coherence!r}")
+        if not (math.isfinite(self.wall_axis_max_residual_rad) and 0.0 < self.wall_axis_max_residual_rad
+                < 0.25 * math.pi):
+            raise ConfigError(f"LocaliserConfig.wall_axis_max_residual_rad must be in (0, pi/4), got "
+                              f"{self.wall_axis_max_residual_rad!r}")
 
 
 @dataclass(frozen=True)
@@ -342,6 +368,8 @@ class Localiser:
         self._sequential_edge: dict[int, int] = {}
         self._pending_edge: Optional[tuple[Pose2D, np.ndarray]] = None  # the frame to come's sequential edge
         self.last: Optional[RegistrationResult] = None
+        self.wall_axis_rad: Optional[float] = None  # the home's wall axis in the map frame (wall_axis_gain)
+        self.wall_axis_corrections = 0  # frames whose heading the walls corrected this episode
 
     @property
     def map_points_xy_m(self) -> np.ndarray:
@@ -375,8 +403,7 @@ class Localiser:
                 pose, self.last = self._register(seen, predicted, moved, weights)
                 if self.last.accepted and (not turning or self.config.learn_turn_from_frames):
                     # a turn's few centimetres of drift, registered as weakly as its heading, teach no scale
-                    step = self._step_within_reach(scan, predicted, moved)
-                    self._learn_scale(moved, compose(inverse(self._last_pose), pose) if step is None else step)
+                    pose = self._learn_from_step(scan, predicted, moved, pose, turning)
             if self.config.keyframe_closure and self.config.keyframe_pose_graph:  # only that closure reads the graph
                 self._pending_edge = (compose(inverse(self._last_pose), pose), self._motion_information(
                     moved, self.last is not None and self.last.accepted))
@@ -387,6 +414,8 @@ class Localiser:
             rebuild = closed is not None and (self.config.keyframe_replace_frames or self.config.keyframe_pose_graph)
         if closed is not None:
             pose = closed
+        if self.config.wall_axis_gain > 0.0:
+            pose = self._square_up(scan, pose)
         self._last_odom, self._last_pose = obs.pose, pose
         self.map_to_odom = compose(pose, inverse(obs.pose))
         self._frames.append(_Frame(scan, pose, self._spin_turn_rad))
@@ -397,6 +426,23 @@ class Localiser:
         else:
             self._add(scan, pose)
         return replace(obs, pose=pose)
+
+    def _square_up(self, scan: np.ndarray, pose: Pose2D) -> Pose2D:
+        """``pose`` turned by wall_axis_gain of the heading difference its scan's walls imply (see wall_axis_gain);
+        unchanged when they are not coherent or imply a heading too far off, and for the episode's first coherent
+        scan, which sets the home's axis."""
+        cfg = self.config
+        axis = wall_axis(scan)
+        if axis is None or axis.coherence < cfg.wall_axis_min_coherence:
+            return pose
+        if self.wall_axis_rad is None:
+            self.wall_axis_rad = quarter_wrap_rad(pose.yaw_rad + axis.angle_rad)
+            return pose
+        residual = quarter_wrap_rad(self.wall_axis_rad - pose.yaw_rad - axis.angle_rad)
+        if abs(residual) > cfg.wall_axis_max_residual_rad:
+            return pose
+        self.wall_axis_corrections += 1
+        return replace(pose, yaw_rad=wrap_angle_rad(pose.yaw_rad + cfg.wall_axis_gain * residual))
 
     @property
     def scale_estimate(self) -> tuple[float, float]:
@@ -694,6 +740,17 @@ class Localiser:
         """The camera's half field of view to the left (image left = positive bearing) and to the right."""
         k = obs.intrinsics
         return math.atan2(k.cx, k.fx), math.atan2(k.width - k.cx, k.fx)
+
+    def _learn_from_step(self, scan: np.ndarray, predicted: Pose2D, moved: Pose2D, pose: Pose2D,
+                         turning: bool) -> Pose2D:
+        """Learn the scale errors from an accepted registration (the scan within the map's reach if so configured,
+        range_edge_margin_m); the pose, from that registration where range_edge_pose asks for it."""
+        assert self._last_pose is not None
+        step = self._step_within_reach(scan, predicted, moved)
+        self._learn_scale(moved, compose(inverse(self._last_pose), pose) if step is None else step)
+        if step is not None and self.config.range_edge_pose and not turning:
+            return compose(self._last_pose, step)
+        return pose
 
     def _step_within_reach(self, scan: np.ndarray, predicted: Pose2D, moved: Pose2D) -> Optional[Pose2D]:
         """The motion since the last frame registered with the scan points the map can hold (see
