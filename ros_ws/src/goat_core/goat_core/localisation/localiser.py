@@ -116,14 +116,16 @@ class LocaliserConfig:
     # from a step back at the same range limit), and a point on new surface pairs with the edge behind it,
     # pulling the registration back (about 1 % of a step with D435 depth). At a margin >= 0 the scale is learnt
     # from a second registration of only the scan points nearer than max_range_m - (the odometry's translation
-    # since the last frame) - the margin (0.1 m: the learnt scale is right to ~0.1 %). Off (negative) by
-    # default: replays of two recorded episodes (docs/realism.md, stop 38) localised no better with the right
-    # scale (0.131 / 0.106 m median against 0.099 / 0.088 m), and the pose itself needs the far points (cutting
-    # them from the pose's registration lost the heading in a live episode).
-    range_edge_margin_m: float = -1.0
+    # since the last frame) - the margin (0.1 m: the learnt scale is right to ~0.1 %). Negative: off (before stop
+    # 47): replays of two recorded episodes (docs/realism.md, stop 38) localised no better with the right scale,
+    # since the pose still came from the whole scan and the heading, not the scale, set the error then.
+    range_edge_margin_m: float = 0.1
     # With range_edge_margin_m >= 0: the pose of a step (not a turn on the spot) is that registration of the scan
-    # points within the map's reach too, not only the scale learnt from it (False: the whole scan places the pose).
-    range_edge_pose: bool = False
+    # points within the map's reach too, not only the scale learnt from it. False (before stop 47): the whole scan
+    # places the pose, and the steps come out ~0.5 % short with the right scale (test_localiser.py), 1-3 % short
+    # on the recordings. Cutting the far points lost the heading in a live episode of stop 38; since stop 47 the
+    # walls hold the heading (wall_axis_gain), and replays and live runs gain from both (docs/realism.md, "Stop 47").
+    range_edge_pose: bool = True
     min_paired_fraction: float = 0.15  # of the scan's points (a 30 deg turn keeps ~30 % in view)
     max_correction_m: float = 0.3
     max_correction_rad: float = math.radians(8.0)
@@ -255,10 +257,11 @@ class LocaliserConfig:
     # the map frame (the earliest such frame: the map frame is the start's, and the heading error only grows from
     # there; a look-around's closure can come late or start from a heading already a few degrees off). Each later
     # scan's own wall direction implies the heading modulo 90 deg, and the pose turns by this fraction of the
-    # difference (0: off). Only scans whose
-    # walls are coherent (wall_axis_min_coherence) and within wall_axis_max_residual_rad of the pose's heading
-    # count: a larger difference is clutter or a wall off the home's axes, not a heading error odometry makes.
-    wall_axis_gain: float = 0.0
+    # difference (0: off, before stop 47; 0.5 did worse than 0.3 on replays, docs/realism.md "Stop 47"). Only
+    # scans whose walls are coherent (wall_axis_min_coherence) and within wall_axis_max_residual_rad of the pose's
+    # heading count: a larger difference is clutter or a wall off the home's axes, not a heading error odometry
+    # makes. A home that is not built on two perpendicular axes gives no coherent scan and no correction.
+    wall_axis_gain: float = 0.3
     wall_axis_min_coherence: float = 0.5
     wall_axis_max_residual_rad: float = math.radians(4.0)
     filter: DepthFilterConfig = DepthFilterConfig()
