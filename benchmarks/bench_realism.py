@@ -116,6 +116,17 @@ def _setting(name: str, seed: int) -> RealismConfig:
     return realism_profile(name, seed=seed)
 
 
+def _episode_pose_text(log: PoseLog, first_frame: int) -> str:
+    """The pose error of an episode's frames (those from ``first_frame`` on): median / p95 in metres and degrees;
+    empty where the setting keeps no log (ideal)."""
+    pos, yaw = log.errors()
+    pos, deg = pos[first_frame:], np.degrees(yaw[first_frame:])
+    if pos.size == 0:
+        return ""
+    return (f"; pose error {_pct(pos, 50):.3f}/{_pct(pos, 95):.3f} m, {_pct(deg, 50):.2f}/{_pct(deg, 95):.2f} deg "
+            "(median/p95)")
+
+
 def _stop_report(runner: EpisodeRunner, episode: GoatEpisode, trace: SubtaskTrace) -> str:
     """One line on a failed subtask's stop: the true and the believed distance to the nearest success view point,
     the pose error there, the distance to the target instance the agent believed and the true one, and what the
@@ -228,11 +239,13 @@ def _run(name: str, realism: RealismConfig, episodes: list[GoatEpisode], max_act
                 if diagnose and not r.success:
                     print(_stop_report(runner, episode, trace), flush=True)
 
+            first_frame = len(runner.senses.log.truth)
             recs, _ = runner.run_episode(episode, on_step=on_step, on_subtask=on_subtask)
             records.extend(recs)
             so_far = summarise(records)
             print(f"{name} {episode.episode_id}: {sum(r.success for r in recs)}/{len(recs)} subtasks; so far SR "
                   f"{so_far.success_rate:.3f} SPL {so_far.spl:.3f} over {so_far.num_subtasks}"
+                  + _episode_pose_text(runner.senses.log, first_frame)
                   + (f"; {LATTICE_STATS.text()}" if LATTICE_STATS.plans else ""), flush=True)
             if on_episode is not None:
                 on_episode(costs)
