@@ -253,15 +253,23 @@ class LocaliserConfig:
     graph_closure_sigma_yaw_rad: float = math.radians(0.5)
     graph_iterations: int = 5  # Gauss-Newton steps per keyframe closure
     # A heading reference from the home's walls (goat_core.localisation.wall_axes): the wall direction modulo 90
-    # deg of the episode's first scan whose walls are coherent, turned by its frame's heading, is the home's axis in
-    # the map frame (the earliest such frame: the map frame is the start's, and the heading error only grows from
-    # there; a look-around's closure can come late or start from a heading already a few degrees off). Each later
-    # scan's own wall direction implies the heading modulo 90 deg, and the pose turns by this fraction of the
-    # difference (0: off, before stop 47; 0.5 did worse than 0.3 on replays, docs/realism.md "Stop 47"). Only
-    # scans whose walls are coherent (wall_axis_min_coherence) and within wall_axis_max_residual_rad of the pose's
-    # heading count: a larger difference is clutter or a wall off the home's axes, not a heading error odometry
-    # makes. A home that is not built on two perpendicular axes gives no coherent scan and no correction.
+    # deg of the episode's first scan whose walls are coherent (and many: wall_axis_set_min_points), turned by its
+    # frame's heading, is the home's axis in the map frame (the earliest such frame: the map frame is the start's,
+    # and the heading error only grows from there; a look-around's closure can come late or start from a heading
+    # already a few degrees off). Each later scan's own wall direction implies the heading modulo 90 deg, and the
+    # pose turns by this fraction of the difference (0: off, before stop 47; 0.5 did worse than 0.3 on replays,
+    # docs/realism.md "Stop 47"). Only scans whose walls are coherent (wall_axis_min_coherence) and within
+    # wall_axis_max_residual_rad of the pose's heading count: a larger difference is clutter or a wall off the
+    # home's axes, not a heading error odometry makes. A home not built on two perpendicular axes gives no
+    # coherent scan and no correction.
     wall_axis_gain: float = 0.3
+    # The scan that sets the home's axis needs this many points with a full neighbourhood (40: any scan wall_axis
+    # measures). A scan of a few dozen points can be coherent and still off the home's axes: replaying 11000-10
+    # (stop 47), a 43-point scan at frame 3 set the axis 10 deg off, and the walls then held the heading there for
+    # the whole episode (end of subtask 0.533 m; 0.292 at 100 points, 0.331 without the walls). But a later scan
+    # carries the heading error made since the start: at 100 points 5000-19 went 0.047 -> 0.283 m, and the
+    # fourteen recordings' median 0.084 -> 0.092 (docs/realism.md, "Stop 47").
+    wall_axis_set_min_points: int = 40
     wall_axis_min_coherence: float = 0.5
     wall_axis_max_residual_rad: float = math.radians(4.0)
     filter: DepthFilterConfig = DepthFilterConfig()
@@ -417,8 +425,7 @@ class Localiser:
             rebuild = closed is not None and (self.config.keyframe_replace_frames or self.config.keyframe_pose_graph)
         if closed is not None:
             pose = closed
-        if self.config.wall_axis_gain > 0.0:
-            pose = self._square_up(scan, pose)
+        pose = self._square_up(scan, pose)
         self._last_odom, self._last_pose = obs.pose, pose
         self.map_to_odom = compose(pose, inverse(obs.pose))
         self._frames.append(_Frame(scan, pose, self._spin_turn_rad))
@@ -433,13 +440,16 @@ class Localiser:
     def _square_up(self, scan: np.ndarray, pose: Pose2D) -> Pose2D:
         """``pose`` turned by wall_axis_gain of the heading difference its scan's walls imply (see wall_axis_gain);
         unchanged when they are not coherent or imply a heading too far off, and for the episode's first coherent
-        scan, which sets the home's axis."""
+        scan of wall_axis_set_min_points, which sets the home's axis."""
         cfg = self.config
+        if cfg.wall_axis_gain <= 0.0:
+            return pose
         axis = wall_axis(scan)
         if axis is None or axis.coherence < cfg.wall_axis_min_coherence:
             return pose
         if self.wall_axis_rad is None:
-            self.wall_axis_rad = quarter_wrap_rad(pose.yaw_rad + axis.angle_rad)
+            if axis.points >= cfg.wall_axis_set_min_points:
+                self.wall_axis_rad = quarter_wrap_rad(pose.yaw_rad + axis.angle_rad)
             return pose
         residual = quarter_wrap_rad(self.wall_axis_rad - pose.yaw_rad - axis.angle_rad)
         if abs(residual) > cfg.wall_axis_max_residual_rad:
