@@ -6,10 +6,11 @@ import math
 
 import numpy as np
 import pytest
+from test_localiser import _GivenScans
 
 from goat_core.errors import ConfigError
 from goat_core.geometry import wrap_angle_rad
-from goat_core.localisation.localiser import Localiser, LocaliserConfig
+from goat_core.localisation.localiser import LocaliserConfig
 from goat_core.localisation.wall_axes import quarter_wrap_rad, wall_axis
 from goat_core.types import CameraIntrinsics, Observation, Pose2D
 
@@ -58,17 +59,6 @@ def test_bad_wall_axis_settings_name_the_value() -> None:
         LocaliserConfig(wall_axis_gain=1.5)
     with pytest.raises(ConfigError, match="wall_axis_max_residual_rad"):
         LocaliserConfig(wall_axis_max_residual_rad=1.0)
-
-
-class _GivenScans(Localiser):
-    """The localiser on given 2D scans (base frame) in place of the depth images' (the registration is real)."""
-
-    def __init__(self, config: LocaliserConfig, scans: list[np.ndarray]) -> None:
-        super().__init__(config, filter_depth_images=False)
-        self.scans = scans
-
-    def _scan(self, obs: Observation) -> np.ndarray:
-        return self.scans.pop(0)
 
 
 @pytest.mark.parametrize(("gain", "worst_deg"), [(0.0, None), (0.3, 1.5)])
