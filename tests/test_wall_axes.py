@@ -59,15 +59,18 @@ def test_bad_wall_axis_settings_name_the_value() -> None:
         LocaliserConfig(wall_axis_gain=1.5)
     with pytest.raises(ConfigError, match="wall_axis_max_residual_rad"):
         LocaliserConfig(wall_axis_max_residual_rad=1.0)
+    with pytest.raises(ConfigError, match="wall_axis_set_min_points"):
+        LocaliserConfig(wall_axis_set_min_points=0)
 
 
 @pytest.mark.parametrize(("gain", "worst_deg"), [(0.0, None), (0.3, 1.5)])
 def test_the_walls_hold_the_heading_where_the_odometry_drifts(gain: float, worst_deg: float) -> None:
-    """A room whose axes lie 20 deg off the start heading, seen through the head camera's 42 deg. The robot looks
-    around (twelve 30 deg turns on exact odometry: the spin closes and sets the home's axis), then turns back and
-    forth on the spot 16 times while the odometry gains 0.4 deg a turn that no turn scale explains, and the
-    calibrated odometry carries the turns (register_turns_closures 1). Without the walls the heading drifts by
-    the odometry's 6.4 deg; with them it stays within about (1 - gain) / gain of the 0.4 deg a frame."""
+    """A room whose axes lie 20 deg off the start heading, seen through the head camera's 42 deg. The first scan
+    sets the home's axis; the robot looks around (twelve 30 deg turns on exact odometry: the spin closes), then
+    turns back and forth on the spot 16 times while the odometry gains 0.4 deg a turn that no turn scale
+    explains, and the calibrated odometry carries the turns (register_turns_closures 1). Without the walls the
+    heading drifts by the odometry's 6.4 deg; with them it stays within about (1 - gain) / gain of the 0.4 deg a
+    frame."""
     room = _rotated(_room(0.01), 20.0)
     k = CameraIntrinsics(360, 640, 468.9, 468.9, 179.5, 320.0)  # the Stretch's D435 (portrait)
     half_deg = math.degrees(math.atan2(k.cx, k.fx))

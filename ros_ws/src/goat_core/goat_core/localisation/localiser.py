@@ -19,7 +19,10 @@ as the scan:
    against the spin's frame that looked the same way (a correlative search over the heading, then ICP), the
    spin's frames are re-placed along the registered turn and the odometry's rotation scale is learnt from it;
    a look-around's 30 deg steps overlap little, so without this its heading drifts by the scale error;
-5. the scan joins the map at the corrected pose, and ``map -> odom`` = corrected pose * odometry pose^-1 is
+5. the walls hold the heading (``wall_axis_gain``, :mod:`goat_core.localisation.wall_axes`): most rooms are
+   built on two perpendicular axes, so a scan's walls give the heading modulo 90 deg against the home's axis,
+   which the episode's first coherent scan sets; each pose turns by a share of the difference;
+6. the scan joins the map at the corrected pose, and ``map -> odom`` = corrected pose * odometry pose^-1 is
    what a ROS node would publish.
 
 Depth is filtered before anything maps it (:func:`filter_depth`): returns beyond the range the D435 measures
@@ -308,7 +311,6 @@ class LocaliserConfig:
             raise ConfigError(f"LocaliserConfig stride_px, max_iterations >= 1 and line_neighbours >= 2, got "
                               f"{self.stride_px!r}, {self.max_iterations!r}, {self.line_neighbours!r}")
 
-
     def _check_wall_axis(self) -> None:
         if not 0.0 <= self.wall_axis_gain <= 1.0 or not 0.0 <= self.wall_axis_min_coherence <= 1.0:
             raise ConfigError(f"LocaliserConfig needs wall_axis_gain and wall_axis_min_coherence in [0, 1], got "
@@ -317,6 +319,9 @@ class LocaliserConfig:
                 < 0.25 * math.pi):
             raise ConfigError(f"LocaliserConfig.wall_axis_max_residual_rad must be in (0, pi/4), got "
                               f"{self.wall_axis_max_residual_rad!r}")
+        if self.wall_axis_set_min_points < 1:
+            raise ConfigError(f"LocaliserConfig.wall_axis_set_min_points must be >= 1, got "
+                              f"{self.wall_axis_set_min_points!r}")
 
 
 @dataclass(frozen=True)
