@@ -273,6 +273,10 @@ class LocaliserConfig:
     # carries the heading error made since the start: at 100 points 5000-19 went 0.047 -> 0.283 m, and the
     # fourteen recordings' median 0.084 -> 0.092 (docs/realism.md, "Stop 47").
     wall_axis_set_min_points: int = 40
+    # The axis is set only once two such scans agree on it within this (the earlier of the two sets it; a scan
+    # that disagrees with the last candidate becomes the candidate). One scan of clutter cannot set it then, and the
+    # earliest agreeing scan still carries little of the heading error. 0: the first scan sets it alone.
+    wall_axis_agree_rad: float = 0.0
     wall_axis_min_coherence: float = 0.5
     wall_axis_max_residual_rad: float = math.radians(4.0)
     filter: DepthFilterConfig = DepthFilterConfig()
@@ -319,6 +323,9 @@ class LocaliserConfig:
                 < 0.25 * math.pi):
             raise ConfigError(f"LocaliserConfig.wall_axis_max_residual_rad must be in (0, pi/4), got "
                               f"{self.wall_axis_max_residual_rad!r}")
+        if not (math.isfinite(self.wall_axis_agree_rad) and 0.0 <= self.wall_axis_agree_rad < math.pi / 4.0):
+            raise ConfigError(f"LocaliserConfig.wall_axis_agree_rad must be in [0, pi/4), got "
+                              f"{self.wall_axis_agree_rad!r}")
         if self.wall_axis_set_min_points < 1:
             raise ConfigError(f"LocaliserConfig.wall_axis_set_min_points must be >= 1, got "
                               f"{self.wall_axis_set_min_points!r}")
@@ -386,6 +393,7 @@ class Localiser:
         self.last: Optional[RegistrationResult] = None
         self.wall_axis_rad: Optional[float] = None  # the home's wall axis in the map frame (wall_axis_gain)
         self.wall_axis_corrections = 0  # frames whose heading the walls corrected this episode
+        self._axis_candidate_rad: Optional[float] = None  # the last scan's axis that none has agreed with yet
 
     @property
     def map_points_xy_m(self) -> np.ndarray:
@@ -454,13 +462,25 @@ class Localiser:
             return pose
         if self.wall_axis_rad is None:
             if axis.points >= cfg.wall_axis_set_min_points:
-                self.wall_axis_rad = quarter_wrap_rad(pose.yaw_rad + axis.angle_rad)
+                self._propose_wall_axis(quarter_wrap_rad(pose.yaw_rad + axis.angle_rad))
             return pose
         residual = quarter_wrap_rad(self.wall_axis_rad - pose.yaw_rad - axis.angle_rad)
         if abs(residual) > cfg.wall_axis_max_residual_rad:
             return pose
         self.wall_axis_corrections += 1
         return replace(pose, yaw_rad=wrap_angle_rad(pose.yaw_rad + cfg.wall_axis_gain * residual))
+
+    def _propose_wall_axis(self, axis_rad: float) -> None:
+        """A coherent scan's axis in the map frame: it sets the home's axis alone (wall_axis_agree_rad 0), or once
+        the next such scan agrees with it."""
+        agree_rad = self.config.wall_axis_agree_rad
+        if agree_rad <= 0.0:
+            self.wall_axis_rad = axis_rad
+        elif (self._axis_candidate_rad is not None
+              and abs(quarter_wrap_rad(axis_rad - self._axis_candidate_rad)) <= agree_rad):
+            self.wall_axis_rad = self._axis_candidate_rad
+        else:
+            self._axis_candidate_rad = axis_rad
 
     @property
     def scale_estimate(self) -> tuple[float, float]:
