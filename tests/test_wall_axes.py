@@ -130,8 +130,9 @@ def test_a_scan_of_few_points_can_set_the_homes_axis_wrong(set_min_points: int, 
 
 
 def test_the_earlier_of_two_scans_that_agree_sets_the_axis() -> None:
-    """Asked for agreement within 1.5 deg, one scan sets nothing, a second 1 deg off the first sets the first's
-    axis (the earlier carries less of the heading error), and a scan 3 deg off a candidate replaces it."""
+    """Asked for agreement within 1.5 deg: the first scan's axis is a candidate, and the second, 5 deg off it,
+    replaces it (neither sets the axis); the third, 1 deg off the second, agrees, and the second's axis is set (the
+    earlier of the two carries less of the heading error)."""
     room = _room(0.02)
     config = LocaliserConfig(wall_axis_agree_rad=math.radians(1.5))
     axes = _axes_set_by(config, [_rotated(room, 5.0), room, _rotated(room, 1.0)])
