@@ -62,6 +62,8 @@ def test_bad_wall_axis_settings_name_the_value() -> None:
         LocaliserConfig(wall_axis_max_residual_rad=1.0)
     with pytest.raises(ConfigError, match="wall_axis_set_min_points"):
         LocaliserConfig(wall_axis_set_min_points=0)
+    with pytest.raises(ConfigError, match="wall_axis_agree_rad"):
+        LocaliserConfig(wall_axis_agree_rad=-0.1)
 
 
 @pytest.mark.parametrize(("gain", "worst_deg"), [(0.0, None), (0.3, 1.5)])
@@ -138,5 +140,3 @@ def test_the_earlier_of_two_scans_that_agree_sets_the_axis() -> None:
     axes = _axes_set_by(config, [_rotated(room, 5.0), room, _rotated(room, 1.0)])
     assert axes[:2] == [None, None]
     assert axes[2] is not None and abs(axes[2]) < 0.5
-    with pytest.raises(ConfigError, match="wall_axis_agree_rad"):
-        LocaliserConfig(wall_axis_agree_rad=-0.1)

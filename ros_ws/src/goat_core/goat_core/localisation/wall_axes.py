@@ -2,10 +2,10 @@
 
 Most rooms are built on two perpendicular axes (the "Manhattan world" of Coughlan and Yuille, ICCV 1999): walls,
 counters, cupboards and beds run along one of them. A 2D scan of such a room therefore carries the room's axis in
-the robot's frame, modulo 90 deg, whatever the odometry did. Once the axis is known in the map frame (from the map
-of the first look-around), the heading a scan implies is known up to a quarter turn, which a heading error of a
-few degrees cannot confuse. The localiser (``LocaliserConfig.wall_axis_gain``) uses this to stop the heading
-drifting between loop closures.
+the robot's frame, modulo 90 deg, whatever the odometry did. Once the axis is known in the map frame (the localiser
+takes it from the episode's first coherent scan), the heading a scan implies is known up to a quarter turn, which a
+heading error of a few degrees cannot confuse. The localiser (``LocaliserConfig.wall_axis_gain``) uses this to stop
+the heading drifting between loop closures.
 
 Estimation, for a set of 2D points (one per voxel):
 
